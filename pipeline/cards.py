@@ -1,0 +1,51 @@
+"""Card codes and shoe compositions.
+
+A card is a code 0..51: rank = code // 4 + 1 (1 = ace ... 13 = king),
+suit = code % 4 (0 clubs, 1 diamonds, 2 hearts, 3 spades).
+"""
+
+import numpy as np
+
+CARDS_PER_DECK = 52
+RANKS = 13
+SUITS = 4
+VALUES = 10
+MIN_DECKS, MAX_DECKS = 1, 8
+
+ALL_CODES = np.arange(CARDS_PER_DECK, dtype=np.int8)
+
+
+def rank(code):
+    """1 = ace ... 13 = king; works on ints and numpy arrays."""
+    return code // 4 + 1
+
+
+def suit(code):
+    return code % 4
+
+
+def value(code):
+    """Baccarat value: ace 1, two to nine face value, ten and pictures 0."""
+    r = rank(code)
+    return r * (r <= 9)
+
+
+CODE_VALUES = value(ALL_CODES).astype(np.int8)
+
+
+def shoe(decks: int) -> np.ndarray:
+    """An unshuffled shoe of `decks` decks, as int8 card codes."""
+    return np.tile(ALL_CODES, decks)
+
+
+def code_counts(decks: int) -> list[int]:
+    """How many of each of the 52 card codes a full shoe holds."""
+    return [decks] * CARDS_PER_DECK
+
+
+def value_counts(codes_held: list[int]) -> list[int]:
+    """Collapse a per-code composition to counts per baccarat value 0..9."""
+    counts = [0] * VALUES
+    for code, held in enumerate(codes_held):
+        counts[int(CODE_VALUES[code])] += held
+    return counts

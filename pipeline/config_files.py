@@ -1,0 +1,33 @@
+"""Reading the data files that ship with the package (rule sets, draw tables, schemas)."""
+
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import yaml
+
+from pipeline.errors import BaccaratError
+
+# conf/ and schemas/ sit at the top of the repository; links inside the package point at them.
+_FOLDERS = {"conf": "conf", "schemas": "schemas_data"}
+
+
+def resource(top: str, *parts: str) -> Traversable:
+    return files("pipeline").joinpath(_FOLDERS[top], *parts)
+
+
+def read_yaml(source: Traversable | Path, what: str) -> dict:
+    """Parse a YAML mapping, turning every failure into a one-line BaccaratError."""
+    try:
+        document = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaccaratError(f"{what}: file not found ({source})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BaccaratError(f"{what}: cannot read {source}: {error}") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise BaccaratError(f"{what}: not valid YAML{where} ({source})") from None
+    if not isinstance(document, dict):
+        raise BaccaratError(f"{what}: expected a mapping at the top of {source}")
+    return document

@@ -1,0 +1,115 @@
+"""Table rule sets: `conf/rules/<name>.yaml` (or any path) -> a validated RuleSet."""
+
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pipeline.bets import BET_KINDS, Terms
+from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
+from pipeline.config_files import read_yaml, resource
+from pipeline.errors import BaccaratError
+from pipeline.rules import DrawRules, load_draw_rules
+
+DEFAULT_RULES = "punto_banco"
+MOST_CARDS_BURNED = 11  # the turned card and up to ten more
+MOST_CARDS_PER_ROUND = 6
+_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Burn(_Strict):
+    """Seed 003: turn one card, then burn as many as its value; a ten or face burns `ten_value_burns`."""
+
+    enabled: bool
+    ten_value_burns: Annotated[int, Field(ge=0, le=10)] = 10
+
+
+class CutCard(_Strict):
+    cards_from_end: Annotated[int, Field(ge=1)]
+    extra_round: bool  # deal one more round after the round in which the cut card appears
+
+
+class RuleSet(_Strict):
+    name: Annotated[str, Field(pattern=_NAME.pattern)]
+    description: str = ""
+    decks: Annotated[int, Field(ge=MIN_DECKS, le=MAX_DECKS)]
+    draw_rules: Annotated[str, Field(pattern=_NAME.pattern)]
+    burn: Burn
+    cut_card: CutCard
+    bets: Annotated[dict[str, Terms], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RuleSet":
+        for kind, terms in self.bets.items():
+            if kind not in BET_KINDS:
+                raise ValueError(f"unknown bet kind {kind!r} (known: {', '.join(BET_KINDS)})")
+            if kind != "banker" and (terms.pays_on_six is not None or terms.push_on_three_card_seven):
+                raise ValueError(f"bet {kind!r}: pays_on_six and push_on_three_card_seven apply to banker only")
+        cards = self.decks * CARDS_PER_DECK
+        least = MOST_CARDS_PER_ROUND * (2 if self.cut_card.extra_round else 1) - 1
+        most = cards - MOST_CARDS_BURNED - 1
+        if not least <= self.cut_card.cards_from_end <= most:
+            raise ValueError(
+                f"cut card {self.cut_card.cards_from_end} cards from the end is outside the shoe: "
+                f"with {self.decks} decks it must be {least} to {most}"
+            )
+        return self
+
+    @cached_property
+    def draw(self) -> DrawRules:
+        return load_draw_rules(self.draw_rules)
+
+    @property
+    def cards(self) -> int:
+        return self.decks * CARDS_PER_DECK
+
+    def with_decks(self, decks: int | None) -> "RuleSet":
+        if decks is None or decks == self.decks:
+            return self
+        return _validated({**self.model_dump(), "decks": decks}, f"rule set {self.name!r} with {decks} decks")
+
+
+def _one_line(error: ValidationError) -> str:
+    problems = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
+
+
+def _validated(document: dict, what: str) -> RuleSet:
+    try:
+        rule_set = RuleSet.model_validate(document)
+        rule_set.draw  # a missing draw table is a config error too
+    except ValidationError as error:
+        raise BaccaratError(f"{what}: {_one_line(error)}") from None
+    return rule_set
+
+
+def known_rule_sets() -> list[str]:
+    return sorted(entry.name.removesuffix(".yaml") for entry in resource("conf", "rules").iterdir()
+                  if entry.name.endswith(".yaml"))
+
+
+def load_rule_set(name_or_path: str = DEFAULT_RULES, decks: int | None = None) -> RuleSet:
+    """A shipped rule set by name, or a YAML file by path; `decks` overrides the file's."""
+    if _NAME.match(name_or_path):
+        if name_or_path not in known_rule_sets():
+            raise BaccaratError(
+                f"unknown rule set {name_or_path!r} (known: {', '.join(known_rule_sets())}; "
+                "or give the path of a .yaml file)"
+            )
+        source = resource("conf", "rules", f"{name_or_path}.yaml")
+    else:
+        source = Path(name_or_path)
+        if not source.is_file():
+            raise BaccaratError(f"rule set file not found: {name_or_path}")
+    what = f"rule set {name_or_path!r}"
+    return _validated(read_yaml(source, what), what).with_decks(decks)
