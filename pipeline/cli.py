@@ -1,7 +1,11 @@
 """`baccarat`: the one command line, dispatching the jobs. All printing for people happens here."""
 
 import json
+import os
 import sys
+import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,6 +15,8 @@ from rich.table import Table
 from pipeline.cards import MAX_DECKS, MIN_DECKS
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
+from pipeline.runs import check_run_id
+from pipeline.simulate import job
 from pipeline.tables import DEFAULT_RULES, load_rule_set
 
 app = typer.Typer(
@@ -77,6 +83,108 @@ def odds(
 @app.callback()
 def _commands() -> None:
     """Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports."""
+
+
+def spark_session(master: str | None, app_name: str):
+    """The one place a SparkSession is made. Under spark-submit the master comes from there."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "512m")
+    )
+    if master:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not launched by spark-submit
+        builder = builder.master("local[*]")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def writable_folder(out: Path) -> Path:
+    if out.exists() and not out.is_dir():
+        raise BaccaratError(f"output path {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-probe-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise BaccaratError(f"output path {out} is not writable: {error.strerror or error}") from None
+    return out
+
+
+class Reporter:
+    """Progress for people: a live bar on a terminal, a plain log line every few seconds otherwise."""
+
+    def __init__(self, what: str, total: int, live: bool):
+        self.what, self.total, self.live = what, total, live
+        self.started = self.last_line = time.monotonic()
+        self.bar = None
+        if live:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                TextColumn("{task.completed:,}/{task.total:,} shoes {task.fields[speed]}"),
+                                TimeRemainingColumn())
+            self.task = self.bar.add_task(what, total=total, speed="")
+            self.bar.start()
+
+    def __call__(self, shoes: int, rounds: int) -> None:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        speed = f"{rounds / elapsed / 1e6:.2f}M rounds/s"
+        if self.bar:
+            self.bar.update(self.task, completed=shoes, speed=speed)
+        elif time.monotonic() - self.last_line >= 5 or shoes == self.total:
+            self.last_line = time.monotonic()
+            left = (self.total - shoes) * elapsed / shoes if shoes else float("nan")
+            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, about {left:.0f} s left", flush=True)
+
+    def close(self) -> None:
+        if self.bar:
+            self.bar.stop()
+
+
+@app.command()
+def simulate(
+    shoes: Annotated[int, typer.Option(min=1, help="How many shoes to deal.")],
+    seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")],
+    rules: RulesOption = DEFAULT_RULES,
+    run_id: Annotated[str | None, typer.Option(help="Default: RULES-sSEED-nSHOES.")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("data"),
+    master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
+    partitions: Annotated[int | None, typer.Option(min=1, help="Tasks, and files per table.")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
+) -> None:
+    """Deal SHOES whole shoes in parallel Spark tasks into Parquet, committed by a manifest."""
+    rule_set = load_rule_set(rules)
+    run_id = check_run_id(run_id or f"{rule_set.name}-s{seed}-n{shoes}")
+    plan = job.Plan(run_id, rule_set, seed, shoes, writable_folder(out), partitions)
+    if (existing := job.prepare(plan, overwrite)) is not None:
+        print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
+        return
+    started = time.monotonic()
+    spark = spark_session(master, f"baccarat simulate {run_id}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=job.default_partitions(shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(f"simulate {run_id}", shoes, live=sys.stdout.isatty())
+    try:
+        manifest = job.run(spark, plan, reporter)
+    finally:
+        reporter.close()
+    _summary(manifest, out, time.monotonic() - started)
+
+
+def _summary(manifest: dict, out: Path, seconds: float) -> None:
+    rounds = manifest["rounds"]
+    shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in manifest["outcomes"].items())
+    print(f"committed run {manifest['run_id']!r}: {manifest['shoes']:,} shoes, {rounds:,} rounds ({shares})")
+    print(f"{len(manifest['files'])} files in {seconds:.1f} s ({rounds / seconds / 1e6:.2f}M rounds/s); "
+          f"manifest {out / 'manifests' / (manifest['run_id'] + '.json')}")
 
 
 def main(argv: list[str] | None = None) -> int:

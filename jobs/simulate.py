@@ -1,0 +1,11 @@
+"""spark-submit entry point: the same options as `baccarat simulate`.
+
+    spark-submit --master spark://HOST:7077 jobs/simulate.py --shoes 1000000 --seed 7 --out /shared/data
+"""
+
+import sys
+
+from pipeline.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["simulate", *sys.argv[1:]]))

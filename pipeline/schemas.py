@@ -1,0 +1,60 @@
+"""The data contracts in schemas/*.yaml, as Arrow schemas for writers and readers."""
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+import pyarrow as pa
+
+from pipeline.config_files import read_yaml, resource
+
+_ARROW_TYPES = {
+    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
+    "uint64": pa.uint64(), "bool": pa.bool_(), "string": pa.string(), "float64": pa.float64(),
+}
+_DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    nullable: bool
+    description: str
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        if match := _DECIMAL.fullmatch(self.type):
+            return pa.decimal128(int(match[1]), int(match[2]))
+        return _ARROW_TYPES[self.type]
+
+
+@dataclass(frozen=True)
+class Contract:
+    name: str
+    description: str
+    path: str
+    order_by: tuple[str, ...]
+    columns: tuple[dict, ...]
+
+    def resolved(self, bets: tuple[str, ...] = ()) -> list[Column]:
+        """Columns in order, with one `net_{bet}` column per bet of the rule set."""
+        out = []
+        for spec in self.columns:
+            names = [spec["name"].format(bet=bet) for bet in bets] if spec.get("per_bet") else [spec["name"]]
+            for position, name in enumerate(names):
+                description = spec["description"].format(bet=bets[position]) if spec.get("per_bet") else spec["description"]
+                out.append(Column(name, spec["type"], spec["nullable"], description))
+        return out
+
+    def arrow(self, bets: tuple[str, ...] = ()) -> pa.Schema:
+        return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.resolved(bets)])
+
+
+@cache
+def contract(name: str) -> Contract:
+    document = read_yaml(resource("schemas", f"{name}.yaml"), f"schema {name!r}")
+    return Contract(
+        document["name"], document["description"], document["path"],
+        tuple(document["order_by"]), tuple(document["columns"]),
+    )

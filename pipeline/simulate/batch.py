@@ -1,0 +1,79 @@
+"""Shoes dealt by the kernel -> Arrow tables that match schemas/rounds.yaml and shoes.yaml."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.bets import BET_KINDS, RESULT_STATES, net_cents_table
+from pipeline.schemas import contract
+from pipeline.simulate.kernel import NO_CARD, OUTCOME_CODES, PAIRS_BASIS, RESULT_BASIS, deal_shoes
+from pipeline.tables import RuleSet
+
+_OUTCOMES = pa.array(OUTCOME_CODES, type=pa.string())
+
+
+@dataclass(frozen=True)
+class Dealer:
+    """Everything the kernel needs from a rule set, as arrays, built once per task."""
+
+    rule_set: RuleSet
+    net_tables: np.ndarray
+    net_basis: np.ndarray
+
+    @classmethod
+    def of(cls, rule_set: RuleSet) -> "Dealer":
+        tables = np.zeros((len(rule_set.bets), len(RESULT_STATES)), dtype=np.int64)
+        basis = np.empty(len(rule_set.bets), dtype=np.int8)
+        for row, (kind, terms) in enumerate(rule_set.bets.items()):
+            cents = net_cents_table(kind, terms)
+            tables[row, : len(cents)] = cents
+            basis[row] = RESULT_BASIS if BET_KINDS[kind].basis == "result" else PAIRS_BASIS
+        return cls(rule_set, tables, basis)
+
+    @property
+    def bets(self) -> tuple[str, ...]:
+        return tuple(self.rule_set.bets)
+
+    def deal(self, seed: int, first_shoe: int, shoes: int) -> tuple[pa.Table, pa.Table]:
+        """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1."""
+        r = self.rule_set
+        out = deal_shoes(
+            seed, first_shoe, shoes, r.decks, r.burn.enabled, r.burn.ten_value_burns,
+            r.cut_card.cards_from_end, r.cut_card.extra_round,
+            r.draw.player_draws, r.draw.banker_draws, self.net_tables, self.net_basis,
+        )
+        return self._rounds(*out[:8]), self._shoes(out[8])
+
+    def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, nets) -> pa.Table:
+        schema = contract("rounds").arrow(self.bets)
+        n = len(shoe_id)
+        card_columns = [pa.array(cards[i], mask=cards[i] == NO_CARD) if i in (2, 5) else pa.array(cards[i])
+                        for i in range(6)]
+        decimal = schema.field(f"net_{self.bets[0]}").type
+        net_columns = [pa.Array.from_buffers(decimal, n, [None, pa.py_buffer(nets[b])]) for b in range(len(nets))]
+        columns = [
+            pa.array(shoe_id), pa.array(round_no), *card_columns,
+            pa.array(totals[0]), pa.array(totals[1]),
+            pa.DictionaryArray.from_arrays(pa.array(outcome), _OUTCOMES),
+            *(pa.array(flags[i]) for i in range(4)),
+            pa.array(cards_left), *net_columns,
+        ]
+        return pa.Table.from_arrays(columns, schema=_with_dictionary_outcome(schema))
+
+    def _shoes(self, info: np.ndarray) -> pa.Table:
+        schema = contract("shoes").arrow()
+        cut_position = np.full(info.shape[1], self.rule_set.cards - self.rule_set.cut_card.cards_from_end, np.int16)
+        columns = [
+            pa.array(info[0]), pa.array(info[1].view(np.uint64)),
+            pa.array(info[2].astype(np.int8), mask=info[2] == NO_CARD), pa.array(info[3].astype(np.int8)),
+            pa.array(info[4].astype(np.int16)), pa.array(info[5].astype(np.int16)),
+            pa.array(cut_position), pa.array(info[6].astype(np.int16)),
+        ]
+        return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _with_dictionary_outcome(schema: pa.Schema) -> pa.Schema:
+    """The outcome column travels dictionary-encoded (3 values) and is stored as plain strings."""
+    index = schema.get_field_index("outcome")
+    return schema.set(index, schema.field(index).with_type(pa.dictionary(pa.int8(), pa.string())))

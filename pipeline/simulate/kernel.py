@@ -1,0 +1,170 @@
+"""The compiled round loop: deals a range of shoes into column arrays.
+
+Randomness: shoe i of a run seeded S is shuffled by xoshiro256** (Blackman and
+Vigna, 2018; passes BigCrush and PractRand), whose 256-bit state is filled with
+four outputs of splitmix64 started at rng_seed(S, i), as xoshiro's authors
+recommend. rng_seed depends on (S, i) alone, so a shoe deals the same cards
+whatever partition, task attempt or machine deals it. The shuffle is
+Fisher-Yates with Lemire's unbiased bounded integers (Lemire, 2019).
+
+The drawing rules and every bet's settlement arrive as lookup tables built from
+conf/ by pipeline.rules and pipeline.bets; nothing about the game is written here.
+"""
+
+import numpy as np
+from numba import njit
+
+from pipeline.cards import CODE_VALUES
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_MASK32 = np.uint64(0xFFFFFFFF)
+NO_CARD = -1
+OUTCOME_CODES = ("B", "P", "T")  # outcome column values 0, 1, 2
+RESULT_BASIS, PAIRS_BASIS = 0, 1
+
+
+@njit(inline="always")
+def _mix64(z):
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(inline="always")
+def _rotl(x, k):
+    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@njit(cache=True)
+def rng_seed(seed, shoe_id):
+    """The splitmix64 start for one shoe: a bijection of shoe_id for a given run seed."""
+    return _mix64(np.uint64(seed)) ^ (np.uint64(shoe_id) * _GOLDEN)
+
+
+@njit(cache=True)
+def shuffled_shoe(start, decks):
+    """The shoe dealt from splitmix64 start `start`: decks * 52 card codes in dealing order."""
+    cards = np.empty(decks * 52, dtype=np.int8)
+    for i in range(decks * 52):
+        cards[i] = i % 52
+    x = np.uint64(start)
+    s = np.empty(4, dtype=np.uint64)
+    for k in range(4):
+        x += _GOLDEN
+        s[k] = _mix64(x)
+    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+    for i in range(decks * 52 - 1, 0, -1):
+        bound = np.uint64(i + 1)
+        while True:  # Lemire: multiply 32 random bits by the bound, reject the biased low part
+            result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+            t = s1 << np.uint64(17)
+            s2 ^= s0
+            s3 ^= s1
+            s1 ^= s2
+            s0 ^= s3
+            s2 ^= t
+            s3 = _rotl(s3, 45)
+            m = (result >> np.uint64(32)) * bound
+            low = m & _MASK32
+            if low >= bound or low >= ((np.uint64(1) << np.uint64(32)) - bound) % bound:
+                break
+        j = m >> np.uint64(32)
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+@njit(cache=True)
+def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_end, extra_round,
+               player_draws, banker_draws, net_tables, net_basis):
+    """Deal shoes first_shoe .. first_shoe + shoes - 1.
+
+    Returns (rounds, shoe_rows, cards, totals, outcome, flags, cards_left, nets, shoe_info) where
+    rounds[0]/[1] are shoe_id and round number, cards is int8[6, n] (P1 P2 P3 B1 B2 B3,
+    NO_CARD where not dealt), totals int8[2, n], flags bool[4, n] (naturals, pairs),
+    nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout) and
+    shoe_info int64[7, shoes]: shoe_id, rng_seed (as bits), burn card, cards burned, rounds,
+    cards used, cut card round.
+    """
+    size = decks * 52
+    cut = size - cut_from_end
+    capacity = shoes * (size // 4 + 1)
+    shoe_id = np.empty(capacity, dtype=np.int64)
+    round_no = np.empty(capacity, dtype=np.int16)
+    cards = np.empty((6, capacity), dtype=np.int8)
+    totals = np.empty((2, capacity), dtype=np.int8)
+    outcome = np.empty(capacity, dtype=np.int8)
+    flags = np.empty((4, capacity), dtype=np.bool_)
+    cards_left = np.empty(capacity, dtype=np.int16)
+    state = np.empty(capacity, dtype=np.int16)
+    pair_state = np.empty(capacity, dtype=np.int8)
+    shoe_info = np.empty((7, shoes), dtype=np.int64)
+    values = CODE_VALUES
+    n = 0
+    for k in range(shoes):
+        sid = first_shoe + k
+        start = rng_seed(seed, sid)
+        shoe = shuffled_shoe(start, decks)
+        p = 0
+        burn_card = NO_CARD
+        burned = 0
+        if burn:
+            burn_card = shoe[0]
+            burned = values[burn_card] if values[burn_card] > 0 else ten_value_burns
+            p = 1 + burned
+        rounds = 0
+        cut_round = 0
+        while True:
+            if cut_round > 0 and (not extra_round or rounds > cut_round):
+                break
+            c0, c1, c2, c3 = shoe[p], shoe[p + 1], shoe[p + 2], shoe[p + 3]
+            cards_left[n] = size - p
+            p += 4
+            pt = (values[c0] + values[c2]) % 10
+            bt = (values[c1] + values[c3]) % 10
+            p3 = NO_CARD
+            b3 = NO_CARD
+            flags[0, n] = pt >= 8
+            flags[1, n] = bt >= 8
+            if pt < 8 and bt < 8:
+                column = 10
+                if player_draws[pt]:
+                    p3 = shoe[p]
+                    p += 1
+                    column = values[p3]
+                    pt = (pt + column) % 10
+                if banker_draws[bt, column]:
+                    b3 = shoe[p]
+                    p += 1
+                    bt = (bt + values[b3]) % 10
+            rounds += 1
+            shoe_id[n] = sid
+            round_no[n] = rounds
+            cards[0, n], cards[1, n], cards[2, n] = c0, c2, p3
+            cards[3, n], cards[4, n], cards[5, n] = c1, c3, b3
+            totals[0, n] = pt
+            totals[1, n] = bt
+            outcome[n] = 2 if pt == bt else (1 if pt > bt else 0)
+            flags[2, n] = c0 // 4 == c2 // 4
+            flags[3, n] = c1 // 4 == c3 // 4
+            state[n] = ((pt * 10 + bt) * 2 + (p3 >= 0)) * 2 + (b3 >= 0)
+            pair_state[n] = (flags[2, n] + (c0 == c2)) * 3 + flags[3, n] + (c1 == c3)
+            n += 1
+            if cut_round == 0 and p >= cut:
+                cut_round = rounds
+        shoe_info[0, k] = sid
+        shoe_info[1, k] = np.int64(start)
+        shoe_info[2, k] = burn_card
+        shoe_info[3, k] = burned
+        shoe_info[4, k] = rounds
+        shoe_info[5, k] = p
+        shoe_info[6, k] = cut_round
+    nets = np.empty((net_tables.shape[0], n, 2), dtype=np.int64)
+    for b in range(net_tables.shape[0]):
+        for i in range(n):
+            cents = net_tables[b, state[i] if net_basis[b] == RESULT_BASIS else pair_state[i]]
+            nets[b, i, 0] = cents
+            nets[b, i, 1] = cents >> 63
+    return (shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcome[:n], flags[:, :n],
+            cards_left[:n], nets, shoe_info)
