@@ -11,7 +11,7 @@ from pipeline.bets import NO_PAIR, PAIR, PAIR_STATES, RESULT_STATES, SUITED_PAIR
 from pipeline.cards import CARDS_PER_DECK, code_counts, rank, value
 from pipeline.exact import exact_odds, pair_combinations, result_combinations
 from pipeline.tables import load_rule_set
-from tests.test_rules import reference_round
+from reference import reference_round
 
 
 @pytest.fixture(scope="module")

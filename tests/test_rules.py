@@ -5,6 +5,7 @@ import itertools
 import pytest
 
 from pipeline.rules import PLAYER_STOOD, Result, load_draw_rules, play_round
+from reference import reference_round
 
 # The banker table exactly as RULES.md prints it: total -> (draws when v is, stands when v is).
 RULES_MD_BANKER_TABLE = {
@@ -51,38 +52,6 @@ def test_banker_after_player_stood_draws_on_0_to_5(draw, total):
 
 def test_player_draws_on_0_to_5_only(draw):
     assert [bool(d) for d in draw.player_draws[:8]] == [True] * 6 + [False] * 2
-
-
-def reference_round(p1, b1, p2, b2, c5, c6):
-    """Punto banco written out plainly from RULES.md, independent of the tables."""
-    player = (p1 + p2) % 10
-    banker = (b1 + b2) % 10
-    player_cards = banker_cards = 2
-    if player >= 8 or banker >= 8:
-        return Result(player, banker, 2, 2)
-    if player <= 5:
-        v = c5
-        player = (player + v) % 10
-        player_cards = 3
-        if banker <= 2:
-            banker_draws = True
-        elif banker == 3:
-            banker_draws = v != 8
-        elif banker == 4:
-            banker_draws = 2 <= v <= 7
-        elif banker == 5:
-            banker_draws = 4 <= v <= 7
-        elif banker == 6:
-            banker_draws = v in (6, 7)
-        else:
-            banker_draws = False
-        if banker_draws:
-            banker = (banker + c6) % 10
-            banker_cards = 3
-    elif banker <= 5:
-        banker = (banker + c5) % 10
-        banker_cards = 3
-    return Result(player, banker, player_cards, banker_cards)
 
 
 def test_every_card_value_combination_matches_the_plain_reference(draw):

@@ -1,0 +1,301 @@
+"""Speed and memory report for the simulation: kernel, end-to-end job and peak memory.
+
+Run from the repository root (takes a minute or two; do not run other heavy work meanwhile):
+
+    python benchmarks/simulate_bench.py [--shoes 1000000] [--kernel-shoes 200000] [--c-shoes 400000] [--keep]
+
+Every target is a ratio against a reference measured in the same run on the same machine:
+
+1. kernel:   deal_shoes (every column in memory, one core) vs. the C reference in mode 1
+             (/work/shared/bench/c_reference.c); target ratio >= 0.50.
+2. simulate: `baccarat simulate --master local[2]`, wall clock including Spark start-up, vs.
+             pyarrow alone writing the same rounds from memory in 2 processes; target ratio <= 2.0.
+3. memory:   peak RSS of every process under `baccarat simulate`, polled from /proc;
+             target < 1536 MB per process.
+
+The script is a report: it exits 0 whatever the ratios are.
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from pipeline.simulate.batch import Dealer
+from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
+from pipeline.simulate.kernel import deal_shoes
+from pipeline.tables import load_rule_set
+
+RULES = "punto_banco"
+SEED = 1
+C_SOURCE = Path("/work/shared/bench/c_reference.c")
+KERNEL_TARGET = 0.50
+SIMULATE_TARGET = 2.0
+MEMORY_TARGET_MB = 1536
+POLL_SECONDS = 0.2
+
+
+# ---------------------------------------------------------------- 1. kernel vs. C
+
+
+def c_reference_rate(shoes: int, workdir: Path) -> float:
+    """Rounds/s of the C reference in mode 1 (per-round record columns filled)."""
+    binary = workdir / "c_reference"
+    subprocess.run(["gcc", "-O2", "-o", str(binary), str(C_SOURCE)], check=True)
+    line = subprocess.run([str(binary), str(shoes), str(SEED), "1"], check=True,
+                          capture_output=True, text=True).stdout
+    return float(re.search(r"rounds_per_s=([0-9.e+]+)", line).group(1))
+
+
+def kernel_arguments(dealer: Dealer) -> tuple:
+    """deal_shoes' arguments after (seed, first_shoe, shoes), exactly as Dealer.deal passes them."""
+    r = dealer.rule_set
+    return (r.decks, r.burn.enabled, r.burn.ten_value_burns, r.cut_card.cards_from_end,
+            r.cut_card.extra_round, r.draw.player_draws, r.draw.banker_draws,
+            dealer.net_tables, dealer.net_basis)
+
+
+def batches(shoes: int):
+    for first in range(0, shoes, SHOES_PER_BATCH):
+        yield first, min(SHOES_PER_BATCH, shoes - first)
+
+
+def kernel_rate(dealer: Dealer, shoes: int) -> float:
+    """Rounds/s of the compiled kernel alone, one core, after a warm-up call of one full batch."""
+    rest = kernel_arguments(dealer)
+    deal_shoes(SEED, 0, SHOES_PER_BATCH, *rest)
+    rounds = 0
+    started = time.perf_counter()
+    for first, count in batches(shoes):
+        rounds += len(deal_shoes(SEED, first, count, *rest)[0])
+    return rounds / (time.perf_counter() - started)
+
+
+def dealer_rate(dealer: Dealer, shoes: int) -> float:
+    """Rounds/s of Dealer.deal: kernel plus Arrow table construction."""
+    dealer.deal(SEED, 0, SHOES_PER_BATCH)
+    rounds = 0
+    started = time.perf_counter()
+    for first, count in batches(shoes):
+        rounds += dealer.deal(SEED, first, count)[0].num_rows
+    return rounds / (time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------- 2. simulate vs. pyarrow
+
+
+class MemoryPoller:
+    """Polls /proc for every descendant of one process; keeps each one's peak RSS (VmHWM)."""
+
+    def __init__(self, root: int):
+        self.root = root
+        self.peaks: dict[int, tuple[str, int]] = {}  # pid -> (name, peak kB)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(POLL_SECONDS)
+
+    def sample(self) -> None:
+        for pid in descendants(self.root):
+            status = proc_status(pid)
+            if not status:
+                continue  # ended between listing and reading
+            peak = max(status.get("VmHWM", 0), status.get("VmRSS", 0))
+            seen = self.peaks.get(pid, ("", 0))[1]
+            self.peaks[pid] = (process_name(pid, status), max(seen, peak))  # latest name: bash execs java
+
+
+def descendants(root: int) -> list[int]:
+    """root and every process below it, from the PPid of every process in /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            parent = proc_status(int(entry)).get("PPid")
+            if parent is not None:
+                children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def proc_status(pid: int) -> dict:
+    """Name, PPid and Vm* (kB) from /proc/PID/status; empty when the process is gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    fields = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key == "Name":
+            fields[key] = value.strip()
+        elif key == "PPid" or key.startswith("Vm"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+def process_name(pid: int, status: dict) -> str:
+    """Short name plus what it runs, e.g. 'python (pyspark.daemon)' or 'java (SparkSubmit)'."""
+    try:
+        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        argv = []
+    for word in argv:
+        if word.startswith("pyspark."):
+            return f"{status.get('Name', '?')} ({word})"
+        if word.endswith(("SparkSubmit", "/baccarat")):
+            return f"{status.get('Name', '?')} ({re.split('[./]', word)[-1]})"
+    return status.get("Name", "?")
+
+
+def run_simulate(shoes: int, out: Path) -> dict:
+    """Run the CLI job, polling memory; returns wall seconds, manifest and per-process peaks."""
+    run_id = f"bench-{shoes}"
+    command = ["baccarat", "simulate", "--shoes", str(shoes), "--seed", str(SEED), "--rules", RULES,
+               "--out", str(out), "--master", "local[2]", "--run-id", run_id]
+    log = out.parent / "simulate.log"
+    started = time.perf_counter()
+    with open(log, "w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        with MemoryPoller(process.pid) as poller:
+            returncode = process.wait()
+    seconds = time.perf_counter() - started
+    if returncode != 0:
+        sys.exit(f"baccarat simulate failed ({returncode}):\n{log.read_text()}")
+    manifest = json.loads((out / "manifests" / f"{run_id}.json").read_text())
+    return {"seconds": seconds, "manifest": manifest, "peaks": poller.peaks, "log": log.read_text()}
+
+
+def job_seconds(manifest: dict) -> float:
+    """Seconds between job.run starting (Spark already up) and the commit, from the manifest."""
+    started, ended = (datetime.fromisoformat(manifest[k]) for k in ("started_at", "ended_at"))
+    return (ended - started).total_seconds()
+
+
+def write_worker(first: int, last: int, path: str, ready, results) -> None:
+    """Deal shoes [first, last) into memory (not timed), then time writing their rounds to one file."""
+    dealer = Dealer.of(load_rule_set(RULES))
+    tables = [dealer.deal(SEED, start, min(SHOES_PER_BATCH, last - start))[0]
+              for start in range(first, last, SHOES_PER_BATCH)]
+    ready.wait()
+    started = time.monotonic()
+    with pq.ParquetWriter(path, tables[0].schema, **WRITE_OPTIONS) as writer:
+        for table in tables:
+            writer.write_table(table)
+    results.put((started, time.monotonic(), sum(t.num_rows for t in tables)))
+
+
+def pyarrow_reference(shoes: int, workdir: Path, processes: int = 2) -> tuple[float, int]:
+    """Wall seconds from the barrier until every process has written its share; and the rounds."""
+    context = mp.get_context("spawn")
+    ready, results = context.Barrier(processes), context.Queue()
+    size = -(-shoes // processes)
+    workers = [context.Process(target=write_worker,
+                               args=(first, min(first + size, shoes), str(workdir / f"ref-{first}.parquet"),
+                                     ready, results))
+               for first in range(0, shoes, size)]
+    for worker in workers:
+        worker.start()
+    spans = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    if any(worker.exitcode for worker in workers):
+        sys.exit("a pyarrow reference process failed")
+    return max(s[1] for s in spans) - min(s[0] for s in spans), sum(s[2] for s in spans)
+
+
+# ---------------------------------------------------------------- report
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def memory_lines(peaks: dict[int, tuple[str, int]]) -> list[str]:
+    rows = sorted(((kb, pid, name) for pid, (name, kb) in peaks.items()), reverse=True)
+    return [f"  pid {pid:>7}  {name:<28} {kb / 1024:>8,.0f} MB" for kb, pid, name in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shoes", type=int, default=1_000_000, help="shoes for the end-to-end job")
+    parser.add_argument("--kernel-shoes", type=int, default=200_000, help="shoes for the kernel timing")
+    parser.add_argument("--c-shoes", type=int, default=400_000, help="shoes for the C reference")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="simulate-bench-"))
+    try:
+        report(args, workdir)
+    finally:
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def report(args, workdir: Path) -> None:
+    dealer = Dealer.of(load_rule_set(RULES))
+    c_rate = c_reference_rate(args.c_shoes, workdir)
+    print(f"C reference mode 1: {args.c_shoes:,} shoes  {c_rate / 1e6:.1f}M rounds/s", flush=True)
+    k_rate = kernel_rate(dealer, args.kernel_shoes)
+    print(f"kernel deal_shoes:  {args.kernel_shoes:,} shoes  {k_rate / 1e6:.1f}M rounds/s", flush=True)
+    d_rate = dealer_rate(dealer, args.kernel_shoes)
+    print(f"Dealer.deal (kernel + Arrow tables): {d_rate / 1e6:.1f}M rounds/s  (information)", flush=True)
+
+    sim = run_simulate(args.shoes, workdir / "out")
+    rounds = sim["manifest"]["rounds"]
+    in_job = job_seconds(sim["manifest"])
+    print(f"baccarat simulate:  {args.shoes:,} shoes  {rounds:,} rounds  {sim['seconds']:.1f} s wall "
+          f"({sim['seconds'] - in_job:.1f} s before job.run: start-up and Spark session; "
+          f"{in_job:.1f} s in job.run: tasks and commit; {rounds / sim['seconds'] / 1e6:.2f}M rounds/s)", flush=True)
+    shutil.rmtree(workdir / "out")
+
+    ref_seconds, ref_rounds = pyarrow_reference(args.shoes, workdir)
+    print(f"pyarrow, 2 procs:   {ref_rounds:,} rounds written in {ref_seconds:.1f} s "
+          f"({ref_rounds / ref_seconds / 1e6:.2f}M rounds/s)", flush=True)
+    if ref_rounds != rounds:
+        print(f"warning: the reference wrote {ref_rounds:,} rounds, the job {rounds:,}")
+
+    print("peak memory per process (VmHWM):")
+    print("\n".join(memory_lines(sim["peaks"])))
+    peak_name, peak_kb = max(sim["peaks"].values(), key=lambda p: p[1])
+    peak_mb = peak_kb / 1024
+
+    k_ratio, s_ratio = k_rate / c_rate, sim["seconds"] / ref_seconds
+    print()
+    print(f"kernel        {k_rate / 1e6:.1f}M rounds/s   C mode 1  {c_rate / 1e6:.1f}M rounds/s   "
+          f"ratio {k_ratio:.2f}  (target >= {KERNEL_TARGET:.2f})  {verdict(k_ratio >= KERNEL_TARGET)}")
+    print(f"simulate      {args.shoes:,} shoes  {sim['seconds']:.1f} s   pyarrow 2 procs {ref_seconds:.1f} s   "
+          f"ratio {s_ratio:.2f}  (target <= {SIMULATE_TARGET:.2f})  {verdict(s_ratio <= SIMULATE_TARGET)}")
+    print(f"memory        peak {peak_mb:,.0f} MB ({peak_name})  (target < {MEMORY_TARGET_MB} MB per process)  "
+          f"{verdict(peak_mb < MEMORY_TARGET_MB)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The simulation job: every round checked by the independent reference, shoes replayed card by
+card, frequencies against the exact odds, determinism across partitionings, and the commit."""
+
+from collections import Counter
+from decimal import Decimal
+from math import sqrt
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import read_table, simulate
+from polars.testing import assert_frame_equal
+from reference import card_value, reference_net, reference_round
+
+from pipeline.exact import exact_odds
+from pipeline.runs import committed_runs, manifest_path, read_manifest, sha256
+from pipeline.simulate import job
+from pipeline.simulate.kernel import shuffled_shoe
+from pipeline.tables import load_rule_set
+
+CHECKED_RULE_SETS = ["punto_banco", "super_six", "ez_baccarat"]  # between them, every bet kind
+
+
+@pytest.fixture(scope="module")
+def small_runs(spark, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    return out, {rules: simulate(spark, out, rules=rules, seed=11, shoes=150) for rules in CHECKED_RULE_SETS}
+
+
+def hands(row: dict) -> tuple[list[int], list[int]]:
+    player = [row["player_card1"], row["player_card2"]] + ([row["player_card3"]] if row["player_card3"] is not None else [])
+    banker = [row["banker_card1"], row["banker_card2"]] + ([row["banker_card3"]] if row["banker_card3"] is not None else [])
+    return player, banker
+
+
+@pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
+def test_every_round_obeys_the_drawing_rules_and_pays_exactly(small_runs, rules):
+    out, manifests = small_runs
+    rule_set = load_rule_set(rules)
+    rounds = read_table(out, manifests[rules]["run_id"], "rounds")
+    assert rounds.height == manifests[rules]["rounds"] > 100 * 70
+    for row in rounds.iter_rows(named=True):
+        player, banker = hands(row)
+        values = [card_value(c) for c in (player[0], banker[0], player[1], banker[1])]
+        thirds = [card_value(c) for c in player[2:] + banker[2:]] + [0, 0]
+        expected = reference_round(*values, *thirds[:2])
+        if len(player) == 2 and len(banker) == 3:  # the Banker's third card is the fifth dealt
+            expected = reference_round(*values, card_value(banker[2]), 0)
+        assert (row["player_total"], row["banker_total"], len(player), len(banker)) == (
+            expected.player_total, expected.banker_total, expected.player_cards, expected.banker_cards,
+        ), row
+        assert row["outcome"] == expected.winner
+        assert row["player_natural"] == (sum(values[::2]) % 10 >= 8)
+        assert row["banker_natural"] == (sum(values[1::2]) % 10 >= 8)
+        assert row["player_pair"] == (player[0] // 4 == player[1] // 4)
+        assert row["banker_pair"] == (banker[0] // 4 == banker[1] // 4)
+        for kind, terms in rule_set.bets.items():
+            assert row[f"net_{kind}"] == reference_net(kind, terms, player, banker), (kind, row)
+
+
+def test_nets_are_exact_decimals_with_two_places(small_runs):
+    out, manifests = small_runs
+    rounds = read_table(out, manifests["punto_banco"]["run_id"], "rounds")
+    assert rounds.schema["net_banker"] == pl.Decimal(9, 2)
+    assert set(rounds["net_banker"].to_list()) == {Decimal("0.95"), Decimal("-1"), Decimal("0")}
+
+
+@pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
+def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
+    out, manifests = small_runs
+    rule_set = load_rule_set(rules)
+    run_id = manifests[rules]["run_id"]
+    rounds = read_table(out, run_id, "rounds")
+    shoes = read_table(out, run_id, "shoes")
+    assert shoes["shoe_id"].to_list() == list(range(150))
+    for shoe, dealt in zip(shoes.iter_rows(named=True), rounds.partition_by("shoe_id", maintain_order=True)):
+        cards = shuffled_shoe(np.uint64(shoe["rng_seed"]), rule_set.decks).tolist()
+        assert Counter(cards) == {code: rule_set.decks for code in range(52)}
+        position = 1 + shoe["cards_burned"]
+        assert shoe["burn_card"] == cards[0]
+        assert shoe["cards_burned"] == (card_value(cards[0]) or 10)
+        cut_round = None
+        used = Counter(cards[:position])
+        for row in dealt.iter_rows(named=True):
+            player, banker = hands(row)
+            in_order = [player[0], banker[0], player[1], banker[1]] + player[2:] + banker[2:]
+            assert row["cards_left"] == rule_set.cards - position
+            assert in_order == cards[position: position + len(in_order)]
+            used.update(in_order)
+            position += len(in_order)
+            if cut_round is None and position >= shoe["cut_card_position"]:
+                cut_round = row["round"]
+        assert max(used.values()) <= rule_set.decks
+        assert shoe["cut_card_position"] == rule_set.cards - rule_set.cut_card.cards_from_end
+        assert shoe["cut_card_round"] == cut_round
+        assert shoe["rounds"] == dealt.height == cut_round + 1  # the cut card's round, then one more
+        assert dealt["round"].to_list() == list(range(1, dealt.height + 1))
+        assert shoe["cards_used"] == position
+
+
+@pytest.mark.slow
+def test_a_million_rounds_agree_with_the_exact_odds(spark, tmp_path):
+    manifest = simulate(spark, tmp_path, seed=2026, shoes=12_500, partitions=4)
+    n = manifest["rounds"]
+    assert n >= 1_000_000
+    odds = exact_odds(load_rule_set("punto_banco"))
+    for code, name in (("B", "banker"), ("P", "player"), ("T", "tie")):
+        p = float(odds.probability(name))
+        assert abs(manifest["outcomes"][code] / n - p) < 4 * sqrt(p * (1 - p) / n), name
+    rounds = read_table(tmp_path, manifest["run_id"], "rounds")
+    for kind, bet in odds.bets.items():
+        mean = float(rounds[f"net_{kind}"].cast(pl.Float64).mean())
+        assert abs(mean - float(bet.ev)) < 4 * bet.sd / sqrt(n), kind
+
+
+def test_same_content_for_1_and_7_partitions(spark, tmp_path):
+    one = simulate(spark, tmp_path / "one", seed=99, shoes=210, partitions=1)
+    seven = simulate(spark, tmp_path / "seven", seed=99, shoes=210, partitions=7)
+    assert (len(one["files"]), len(seven["files"])) == (2, 14)
+    for table in ("rounds", "shoes"):
+        assert_frame_equal(read_table(tmp_path / "one", one["run_id"], table),
+                           read_table(tmp_path / "seven", seven["run_id"], table))
+
+
+def test_same_seed_same_bytes(spark, tmp_path):
+    first = simulate(spark, tmp_path / "a", seed=5, shoes=120)
+    second = simulate(spark, tmp_path / "b", seed=5, shoes=120)
+    assert [f["sha256"] for f in first["files"]] == [f["sha256"] for f in second["files"]]
+    other = simulate(spark, tmp_path / "c", seed=6, shoes=120)
+    assert [f["sha256"] for f in first["files"]] != [f["sha256"] for f in other["files"]]
+
+
+def test_manifest_lists_every_file_with_rows_and_checksum(small_runs):
+    out, manifests = small_runs
+    manifest = manifests["punto_banco"]
+    assert {"rules", "seed", "shoes", "rounds", "decks", "partitions", "software_version",
+            "spark_master", "started_at", "ended_at", "parameters"} <= set(manifest)
+    assert manifest["spark_master"] == "local[2]" and manifest["partitions"] == 3
+    for entry in manifest["files"]:
+        path = out / entry["path"]
+        assert sha256(path) == entry["sha256"]
+        assert pl.read_parquet(path, hive_partitioning=False).height == entry["rows"]
+    assert sum(f["rows"] for f in manifest["files"] if f["table"] == "shoes") == manifest["shoes"]
+
+
+def test_a_run_without_its_manifest_does_not_exist(spark, tmp_path):
+    manifest = simulate(spark, tmp_path, seed=3, shoes=50)
+    assert committed_runs(tmp_path) == [manifest["run_id"]]
+    manifest_path(tmp_path, manifest["run_id"]).unlink()
+    assert committed_runs(tmp_path) == []
+    assert read_manifest(tmp_path, manifest["run_id"]) is None
+
+
+def test_uncommitted_leftovers_are_removed_and_the_rerun_is_identical(spark, tmp_path):
+    clean = simulate(spark, tmp_path / "clean", seed=8, shoes=90)
+    plan = job.Plan(clean["run_id"], load_rule_set(), 8, 90, tmp_path / "crashed", 3)
+    job.write_range(plan, 0, 30)  # one task's files, never committed
+    (tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}" / ".part-x.parquet.tmp").write_bytes(b"partial")
+    assert committed_runs(tmp_path / "crashed") == []
+    rerun = simulate(spark, tmp_path / "crashed", seed=8, shoes=90)
+    assert [f["sha256"] for f in rerun["files"]] == [f["sha256"] for f in clean["files"]]
+    folder = tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f["path"].rsplit("/", 1)[1] for f in rerun["files"] if f["table"] == "rounds")

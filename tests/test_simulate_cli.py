@@ -1,0 +1,92 @@
+"""`baccarat simulate` from the command line: summary, idempotence, and bad input that leaves data alone."""
+
+import pytest
+
+from pipeline.runs import read_manifest
+
+
+def snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def committed(spark, cli, tmp_path):
+    """A folder holding one committed run made through the CLI."""
+    status, out, err = cli("simulate", "--shoes", 40, "--seed", 1, "--out", tmp_path, "--run-id", "base")
+    assert status == 0, err
+    return tmp_path, out
+
+
+def test_summary_names_rounds_shares_files_and_where(committed):
+    folder, out = committed
+    manifest = read_manifest(folder, "base")
+    assert f"committed run 'base': 40 shoes, {manifest['rounds']:,} rounds" in out
+    assert "B " in out and "P " in out and "T " in out
+    assert str(folder / "manifests" / "base.json") in out
+
+
+def test_default_run_id_comes_from_rules_seed_and_shoes(spark, cli, tmp_path):
+    status, _, _ = cli("simulate", "--shoes", 5, "--seed", 42, "--out", tmp_path, "--rules", "super_six")
+    assert status == 0
+    assert read_manifest(tmp_path, "super_six-s42-n5")["rules"] == "super_six"
+
+
+def test_same_parameters_again_is_a_no_op_that_says_so(committed, cli):
+    folder, _ = committed
+    before = snapshot(folder)
+    status, out, _ = cli("simulate", "--shoes", 40, "--seed", 1, "--out", folder, "--run-id", "base",
+                         "--partitions", 4)
+    assert status == 0 and "already committed with these parameters" in out
+    assert snapshot(folder) == before
+
+
+def test_overwrite_replaces_a_run_with_other_parameters(committed, cli):
+    folder, _ = committed
+    status, _, _ = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
+    assert status == 0
+    manifest = read_manifest(folder, "base")
+    assert (manifest["shoes"], manifest["seed"]) == (30, 2)
+    assert all((folder / f["path"]).exists() for f in manifest["files"])
+
+
+BAD_SIMULATE_ARGUMENTS = [
+    (["--shoes", "0", "--seed", "1"], "Invalid value for '--shoes'"),
+    (["--shoes", "-5", "--seed", "1"], "Invalid value for '--shoes'"),
+    (["--shoes", "ten", "--seed", "1"], "Invalid value for '--shoes'"),
+    (["--shoes", "10", "--seed", "-1"], "Invalid value for '--seed'"),
+    (["--shoes", "10", "--seed", "1.5"], "Invalid value for '--seed'"),
+    (["--shoes", "10", "--seed", str(2**64)], "Invalid value for '--seed'"),
+    (["--shoes", "10"], "Missing option '--seed'"),
+    (["--shoes", "10", "--seed", "1", "--rules", "mini_baccarat"], "unknown rule set 'mini_baccarat'"),
+    (["--shoes", "10", "--seed", "1", "--partitions", "0"], "Invalid value for '--partitions'"),
+    (["--shoes", "10", "--seed", "1", "--run-id", "../escape"], "run id '../escape' is not allowed"),
+    (["--shoes", "10", "--seed", "1", "--run-id", "a/b"], "run id 'a/b' is not allowed"),
+    (["--shoes", "10", "--seed", "1", "--run-id", "nul\x00byte"], "is not allowed"),
+    (["--shoes", "10", "--seed", "1", "--run-id", "x" * 10_000], "is not allowed"),
+    (["--shoes", "10", "--seed", "1", "--run-id", ".hidden"], "is not allowed"),
+    (["--shoes", "10", "--seed", "1", "--run-id", "base"], "already exists"),
+    (["--shoes", "40", "--seed", "2", "--run-id", "base"], "with different parameters"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_SIMULATE_ARGUMENTS)
+def test_bad_input_is_refused_in_one_line_and_leaves_data_untouched(committed, cli, args, message):
+    folder, _ = committed
+    before = snapshot(folder)
+    status, out, err = cli("simulate", "--out", folder, *args)
+    assert status == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err
+    assert snapshot(folder) == before
+
+
+def test_output_path_that_is_a_file(cli, tmp_path):
+    target = tmp_path / "a-file"
+    target.write_text("keep me")
+    status, _, err = cli("simulate", "--shoes", 5, "--seed", 1, "--out", target)
+    assert status == 2 and f"output path {target} is a file" in err
+    assert target.read_text() == "keep me"
+
+
+def test_output_path_that_cannot_be_written(cli):
+    status, _, err = cli("simulate", "--shoes", 5, "--seed", 1, "--out", "/proc/baccarat-data")
+    assert status == 2 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
