@@ -7,7 +7,7 @@ Run from the repository root (takes a minute or two; do not run other heavy work
 Every target is a ratio against a reference measured in the same run on the same machine:
 
 1. kernel:   deal_shoes (every column in memory, one core) vs. the C reference in mode 1
-             (/work/shared/bench/c_reference.c); target ratio >= 0.50.
+             (shared/bench/c_reference.c beside the repository); target ratio >= 0.50.
 2. simulate: `baccarat simulate --master local[2]`, wall clock including Spark start-up, vs.
              pyarrow alone writing the same rounds from memory in 2 processes; target ratio <= 2.0.
 3. memory:   peak RSS of every process under `baccarat simulate`, polled from /proc;
@@ -39,7 +39,7 @@ from pipeline.tables import load_rule_set
 
 RULES = "punto_banco"
 SEED = 1
-C_SOURCE = Path("/work/shared/bench/c_reference.c")
+C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "c_reference.c"
 KERNEL_TARGET = 0.50
 SIMULATE_TARGET = 2.0
 MEMORY_TARGET_MB = 1536
@@ -58,14 +58,6 @@ def c_reference_rate(shoes: int, workdir: Path) -> float:
     return float(re.search(r"rounds_per_s=([0-9.e+]+)", line).group(1))
 
 
-def kernel_arguments(dealer: Dealer) -> tuple:
-    """deal_shoes' arguments after (seed, first_shoe, shoes), exactly as Dealer.deal passes them."""
-    r = dealer.rule_set
-    return (r.decks, r.burn.enabled, r.burn.ten_value_burns, r.cut_card.cards_from_end,
-            r.cut_card.extra_round, r.draw.player_draws, r.draw.banker_draws,
-            dealer.net_tables, dealer.net_basis)
-
-
 def batches(shoes: int):
     for first in range(0, shoes, SHOES_PER_BATCH):
         yield first, min(SHOES_PER_BATCH, shoes - first)
@@ -73,7 +65,7 @@ def batches(shoes: int):
 
 def kernel_rate(dealer: Dealer, shoes: int) -> float:
     """Rounds/s of the compiled kernel alone, one core, after a warm-up call of one full batch."""
-    rest = kernel_arguments(dealer)
+    rest = dealer.kernel_arguments()
     deal_shoes(SEED, 0, SHOES_PER_BATCH, *rest)
     rounds = 0
     started = time.perf_counter()

@@ -35,14 +35,16 @@ class Dealer:
     def bets(self) -> tuple[str, ...]:
         return tuple(self.rule_set.bets)
 
+    def kernel_arguments(self) -> tuple:
+        """deal_shoes' arguments after (seed, first_shoe, shoes)."""
+        r = self.rule_set
+        return (r.decks, r.burn.enabled, r.burn.ten_value_burns, r.cut_card.cards_from_end,
+                r.cut_card.extra_round, r.draw.player_draws, r.draw.banker_draws,
+                self.net_tables, self.net_basis)
+
     def deal(self, seed: int, first_shoe: int, shoes: int) -> tuple[pa.Table, pa.Table]:
         """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1."""
-        r = self.rule_set
-        out = deal_shoes(
-            seed, first_shoe, shoes, r.decks, r.burn.enabled, r.burn.ten_value_burns,
-            r.cut_card.cards_from_end, r.cut_card.extra_round,
-            r.draw.player_draws, r.draw.banker_draws, self.net_tables, self.net_basis,
-        )
+        out = deal_shoes(seed, first_shoe, shoes, *self.kernel_arguments())
         return self._rounds(*out[:8]), self._shoes(out[8])
 
     def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, nets) -> pa.Table:
