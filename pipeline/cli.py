@@ -15,6 +15,10 @@ from rich.table import Table
 from pipeline.cards import MAX_DECKS, MIN_DECKS
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
+from pipeline.marts import board
+from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
+from pipeline.marts.inputs import ROAD_CELLS_SHOES, load_runs
+from pipeline.marts.publish import publish_warehouse, write_marts
 from pipeline.runs import check_run_id
 from pipeline.simulate import job
 from pipeline.tables import DEFAULT_RULES, load_rule_set
@@ -177,6 +181,69 @@ def simulate(
     finally:
         reporter.close()
     _summary(manifest, out, time.monotonic() - started)
+
+
+EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
+
+
+@app.command()
+def marts(
+    out: Annotated[Path, typer.Option(help="The folder the simulation wrote to.")] = Path("data"),
+    run_id: Annotated[list[str] | None, typer.Option("--run-id", help="Runs to build (repeatable); default all committed.")] = None,
+    engine: EngineOption = Engine.duckdb,
+    road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
+) -> None:
+    """Build the dashboard tables of committed runs and publish DIR/warehouse.duckdb."""
+    runs = load_runs(out, run_id)  # every run is verified before anything is written
+    for run in runs:
+        started = time.monotonic()
+        write_marts(run, build_marts(engine, run, road_cells_shoes))
+        print(f"marts of run {run.run_id!r} ({run.manifest['rounds']:,} rounds) built with {engine.value} "
+              f"in {time.monotonic() - started:.1f} s", flush=True)
+    print(f"published {publish_warehouse(out)} with the marts of {len(runs)} run(s) and views of their rounds and shoes")
+
+
+@app.command()
+def roads(
+    outcomes: Annotated[str | None, typer.Option(help="A shoe's results in order, e.g. BPPTB.")] = None,
+    input_file: Annotated[Path | None, typer.Option("--input", help='JSON lines {"id": ..., "outcomes": "BPT..."}.')] = None,
+    engine: EngineOption = Engine.duckdb,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of drawing the roads.")] = False,
+) -> None:
+    """The five roads of a sequence of results, through the same road code the marts use."""
+    if (outcomes is None) == (input_file is None):
+        raise BaccaratError("give exactly one of --outcomes and --input")
+    if outcomes is not None:
+        cells = road_cells(engine, outcomes_table([outcomes]))
+        if as_json:
+            print(json.dumps(board.roads_document(cells)))
+        else:
+            Console().print(board.board(cells))
+        return
+    ids, sequences = _read_sequences(input_file)
+    cells = road_cells(engine, outcomes_table(sequences))
+    for shoe_id, line_id in enumerate(ids):
+        print(json.dumps({"id": line_id, **board.roads_document(cells, shoe_id)}))
+
+
+def _read_sequences(path: Path) -> tuple[list, list[str]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BaccaratError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+    ids, sequences = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            ids.append(record["id"])
+            sequences.append(record["outcomes"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise BaccaratError(f'{path}, line {number}: expected {{"id": ..., "outcomes": "BPT..."}}') from None
+        if not isinstance(sequences[-1], str):
+            raise BaccaratError(f"{path}, line {number}: outcomes must be a string")
+    return ids, sequences
 
 
 def _summary(manifest: dict, out: Path, seconds: float) -> None:

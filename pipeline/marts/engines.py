@@ -1,0 +1,51 @@
+"""The two query engines behind one interface: every mart of a run, and the roads of outcome strings."""
+
+from enum import Enum
+
+import pyarrow as pa
+
+from pipeline.errors import BaccaratError
+from pipeline.marts.inputs import RunInput
+
+
+class Engine(str, Enum):
+    duckdb = "duckdb"
+    polars = "polars"
+
+
+def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int) -> dict[str, pa.Table]:
+    if engine is Engine.duckdb:
+        from pipeline.marts import marts_duckdb as chosen
+    else:
+        from pipeline.marts import marts_polars as chosen
+    return chosen.build_marts(run, road_cells_shoes)
+
+
+def outcomes_table(sequences: list[str]) -> pa.Table:
+    """Outcome strings as rounds of shoes 0, 1, ...; refuses letters other than B, P and T."""
+    shoe_ids, rounds, outcomes = [], [], []
+    for shoe_id, sequence in enumerate(sequences):
+        if bad := sorted(set(sequence) - set("BPT")):
+            raise BaccaratError(f"outcomes may hold only B, P and T, found {''.join(bad)!r} in {sequence[:40]!r}")
+        shoe_ids += [shoe_id] * len(sequence)
+        rounds += range(1, len(sequence) + 1)
+        outcomes += list(sequence)
+    return pa.table({"shoe_id": pa.array(shoe_ids, pa.int64()), "round": pa.array(rounds, pa.int16()),
+                     "outcome": pa.array(outcomes, pa.string())})
+
+
+def road_cells(engine: Engine, outcomes: pa.Table) -> pa.Table:
+    if engine is Engine.duckdb:
+        import duckdb
+
+        from pipeline.marts.roads_duckdb import build_roads, road_cells as cells
+
+        con = duckdb.connect()
+        con.register("outcomes", outcomes)
+        build_roads(con, grid=True)
+        return cells(con)
+    import polars as pl
+
+    from pipeline.marts.roads_polars import road_cells as cells
+
+    return cells(pl.from_arrow(outcomes))

@@ -1,0 +1,130 @@
+"""The five roads as Polars expressions, for any frame of outcomes(shoe_id, round, outcome).
+
+The rules live in the comments of pipeline/marts/sql/road_*.sql (the DuckDB implementation,
+roads_duckdb.py); every function here mirrors one of those files, step for step, and
+produces the same tables (tests/test_roads_parity.py holds the two engines together).
+"""
+
+from functools import reduce
+
+import polars as pl
+import pyarrow as pa
+
+ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
+DERIVED_ROADS = ROADS[2:]
+ROWS = 6
+CELLS = pa.schema([("road", pa.string()), ("shoe_id", pa.int64()), ("seq", pa.int32()),
+                   ("col", pa.int32()), ("row", pa.int32()), ("draw_col", pa.int32()),
+                   ("draw_row", pa.int32()), ("mark", pa.string()), ("ties", pa.int32())])
+ROAD = ["road", "shoe_id"]
+
+
+def _logical(marks: pl.LazyFrame) -> pl.LazyFrame:
+    """road_logical.sql: a new column whenever the mark changes; `row` is the index inside it."""
+    starts = pl.col("mark").ne_missing(pl.col("mark").shift()).cast(pl.Int32)
+    return (marks.with_columns(col=(starts.cum_sum() - 1).over(ROAD, order_by="seq"))
+            .with_columns(row=pl.int_range(pl.len(), dtype=pl.Int32).over(*ROAD, "col", order_by="seq")))
+
+
+def big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
+    """road_big_road.sql then road_logical.sql: one entry per non-tie round, ties counted on
+    the entry before them (or on the first entry)."""
+    won = (pl.col("outcome") != "T").cast(pl.Int32)
+    numbered = outcomes.with_columns(pl.col("shoe_id").cast(pl.Int64),
+                                     seq=won.cum_sum().over("shoe_id", order_by="round") - 1)
+    ties = (numbered.filter(pl.col("outcome") == "T")
+            .group_by("shoe_id", pl.max_horizontal("seq", 0).cast(pl.Int32).alias("seq"))
+            .agg(ties=pl.len().cast(pl.Int32)))
+    entries = (numbered.filter(pl.col("outcome") != "T").join(ties, on=["shoe_id", "seq"], how="left")
+               .select(pl.lit("big_road", pl.String).alias("road"), "shoe_id", "seq", "round",
+                       pl.col("outcome").cast(pl.String).alias("mark"), pl.col("ties").fill_null(0)))
+    return _logical(entries)
+
+
+def _length_at(entries: pl.LazyFrame, lengths: pl.LazyFrame, name: str, col: pl.Expr) -> pl.LazyFrame:
+    """Add column `name`: the length of this shoe's big-road column number `col` (null if none)."""
+    return (entries.with_columns(col.alias("at"))
+            .join(lengths.rename({"col": "at", "length": name}), on=["shoe_id", "at"], how="left")
+            .drop("at"))
+
+
+def derived(big_road: pl.LazyFrame) -> pl.LazyFrame:
+    """road_derived.sql then road_logical.sql: big eye boy, small road, cockroach pig (k = 1, 2, 3)."""
+    lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32))
+    roads = pl.LazyFrame({"road": DERIVED_ROADS, "k": [1, 2, 3]}, schema={"road": pl.String, "k": pl.Int32})
+    col, row, k = pl.col("col"), pl.col("row"), pl.col("k")
+    entries = (big_road.select("shoe_id", pl.col("seq").alias("entry_seq"), "col", "row")
+               .join(roads, how="cross")
+               .filter(((row == 0) & (col >= k + 1)) | ((row >= 1) & (col >= k))))
+    entries = _length_at(entries, lengths, "before", col - 1)
+    entries = _length_at(entries, lengths, "compared", col - 1 - k)
+    entries = _length_at(entries, lengths, "back", col - k)
+    mark = (pl.when(row == 0).then(pl.when(pl.col("before") == pl.col("compared")).then(pl.lit("red"))
+                                   .otherwise(pl.lit("blue")))
+            .when(pl.col("back") == row).then(pl.lit("blue"))
+            .otherwise(pl.lit("red")))
+    marks = entries.select(
+        "road", "shoe_id", pl.int_range(pl.len(), dtype=pl.Int32).over(ROAD, order_by="entry_seq").alias("seq"),
+        "entry_seq", mark.alias("mark"))
+    return _logical(marks)
+
+
+def bead_plate(outcomes: pl.LazyFrame) -> pl.LazyFrame:
+    """road_bead_plate.sql: every round in order, ties included."""
+    return outcomes.select(
+        pl.lit("bead_plate", pl.String).alias("road"), pl.col("shoe_id").cast(pl.Int64),
+        pl.int_range(pl.len(), dtype=pl.Int32).over("shoe_id", order_by="round").alias("seq"),
+        "round", pl.col("outcome").cast(pl.String).alias("mark"))
+
+
+_START, _LENGTH, _DEPTH = pl.col("start"), pl.col("length"), pl.col("depth")
+# road_grid.sql's lateral subqueries: the start of the next column, how deep it can go (blocked
+# by the first earlier tail reaching its start), and the tails t0..t5 once it is placed.
+_NEXT_START = pl.max_horizontal(_START + 1, pl.col("t0") + 1).alias("start")
+_NEXT_DEPTH = reduce(lambda when, r: when.when(pl.col(f"t{r}") >= _START).then(r), range(2, ROWS),
+                     pl.when(pl.col("t1") >= _START).then(1)).otherwise(ROWS).cast(pl.Int64).alias("depth")
+_NEXT_TAILS = [pl.when((_DEPTH == r + 1) & (_LENGTH > r + 1)).then(_START + _LENGTH - (r + 1))
+               .otherwise(pl.col(f"t{r}")).alias(f"t{r}") for r in range(ROWS)]
+
+
+def _next_column(placed: pl.DataFrame, column: pl.DataFrame) -> pl.DataFrame:
+    """One step of road_grid.sql's recursive CTE, for every (road, shoe) that has this column."""
+    return (placed.drop("col", "length").join(column, on=ROAD)
+            .with_columns(_NEXT_START).with_columns(_NEXT_DEPTH).with_columns(_NEXT_TAILS))
+
+
+def grid(logical: pl.DataFrame) -> pl.DataFrame:
+    """road_grid.sql: the drawing position (draw_col, draw_row) of every entry of `logical`
+    (road, shoe_id, seq, col, row), column by column for all roads and shoes at once."""
+    lengths = logical.group_by(*ROAD, "col").agg(length=pl.len().cast(pl.Int64))
+    columns = lengths.partition_by("col", as_dict=True)
+    placed = lengths.filter(pl.col("col") == 0).with_columns(
+        start=pl.lit(0, pl.Int64), depth=pl.lit(ROWS, pl.Int64),
+        **{f"t{r}": pl.lit(-1, pl.Int64) for r in range(ROWS - 1)},
+        t5=pl.when(_LENGTH > ROWS).then(_LENGTH - ROWS).otherwise(-1))
+    steps = [placed.select(*ROAD, "col", "start", "depth")]
+    for col in range(1, (logical["col"].max() or 0) + 1):
+        placed = _next_column(placed, columns[(col,)])
+        steps.append(placed.select(*ROAD, "col", "start", "depth"))
+    placed = pl.concat(steps)
+    row = pl.col("row")
+    return logical.join(placed, on=[*ROAD, "col"]).select(
+        *ROAD, "seq",
+        pl.when(row < _DEPTH).then(_START).otherwise(_START + row - _DEPTH + 1).cast(pl.Int32).alias("draw_col"),
+        pl.min_horizontal(row, _DEPTH - 1).cast(pl.Int32).alias("draw_row"))
+
+
+def road_cells(outcomes: pl.LazyFrame | pl.DataFrame) -> pa.Table:
+    """Every cell of the five roads, in roads_duckdb.road_cells's schema and order."""
+    outcomes = outcomes.lazy()
+    big = big_road(outcomes).collect()
+    lines = pl.concat([big.select(*ROAD, "seq", "col", "row", "mark", "ties"),
+                       derived(big.lazy()).collect()
+                       .select(*ROAD, "seq", "col", "row", "mark", pl.lit(None, pl.Int32).alias("ties"))])
+    positions = grid(lines.select(*ROAD, "seq", "col", "row"))
+    beads = bead_plate(outcomes).collect().select(
+        *ROAD, "seq", col=pl.col("seq") // ROWS, row=pl.col("seq") % ROWS, draw_col=pl.col("seq") // ROWS,
+        draw_row=pl.col("seq") % ROWS, mark="mark", ties=pl.lit(0, pl.Int32))
+    lines = lines.join(positions, on=[*ROAD, "seq"]).select(beads.columns).with_columns(pl.col("ties").fill_null(0))
+    order = pl.col("road").replace_strict(ROADS, list(range(len(ROADS))), return_dtype=pl.Int32)
+    return pl.concat([beads, lines]).sort("shoe_id", order, "seq").to_arrow().cast(CELLS)

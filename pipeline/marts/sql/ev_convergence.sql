@@ -1,0 +1,34 @@
+-- Running EV per bet after the first n rounds of the run, at log-spaced n (1, 2, 5, 10,
+-- 20, 50, ...; input checkpoints(rounds)) and at the run's last round, with the exact EV
+-- and its 95 % band (exact EV +- 1.96 exact SD / sqrt(n)) for funnel charts.
+-- Checkpoints below 100 read the run's first block; later ones are whole blocks.
+WITH first_rounds AS (
+    SELECT o.first_round + r.round AS rounds,
+           sum(COLUMNS('^net_')) OVER (ORDER BY o.first_round + r.round ROWS UNBOUNDED PRECEDING)
+    FROM rounds AS r
+    JOIN offsets AS o USING (shoe_id)
+    WHERE o.first_round < 100
+),
+whole_blocks AS (
+    SELECT 100 * (block + 1) AS rounds, sum(COLUMNS('^net_')) OVER (ORDER BY block ROWS UNBOUNDED PRECEDING)
+    FROM blocks
+    WHERE rounds = 100
+),
+running AS (
+    SELECT * FROM first_rounds WHERE rounds < 100
+    UNION ALL BY NAME SELECT * FROM whole_blocks
+    UNION ALL BY NAME SELECT (SELECT sum(rounds) FROM blocks) AS rounds, sum(COLUMNS('^net_')) FROM blocks
+),
+at_checkpoints AS (
+    SELECT DISTINCT running.* FROM running JOIN checkpoints USING (rounds)
+),
+long AS (
+    UNPIVOT at_checkpoints ON COLUMNS('^net_') INTO NAME column_name VALUE net
+)
+SELECT substr(l.column_name, 5) AS bet, l.rounds, l.net::DOUBLE / l.rounds AS ev,
+       e.ev AS exact_ev,
+       e.ev - 1.96 * e.sd / sqrt(l.rounds) AS exact_band_low,
+       e.ev + 1.96 * e.sd / sqrt(l.rounds) AS exact_band_high
+FROM long AS l
+JOIN exact_bets AS e ON e.bet = substr(l.column_name, 5)
+ORDER BY e.position, l.rounds
