@@ -200,7 +200,10 @@ def marts(
         write_marts(run, build_marts(engine, run, road_cells_shoes))
         print(f"marts of run {run.run_id!r} ({run.manifest['rounds']:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
-    print(f"published {publish_warehouse(out)} with the marts of {len(runs)} run(s) and views of their rounds and shoes")
+    warehouse, left_out = publish_warehouse(out)
+    for line in left_out:
+        print(f"warning: {line}", file=sys.stderr)
+    print(f"published {warehouse}: marts of the committed runs, views of their rounds and shoes")
 
 
 @app.command()

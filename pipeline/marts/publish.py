@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.bets import BET_KINDS
-from pipeline.marts.inputs import MARTS, RunInput
+from pipeline.errors import BaccaratError
+from pipeline.marts.inputs import MARTS, RunInput, load_run
 from pipeline.runs import TEMPORARY_PREFIX, committed_runs, data_dir, read_manifest
 from pipeline.schemas import contract
 
@@ -57,10 +58,18 @@ def _parquet_list(paths: list[Path]) -> str:
     return "[" + ", ".join("'" + str(p.resolve()).replace("'", "''") + "'" for p in paths) + "]"
 
 
-def publish_warehouse(out: Path) -> Path:
-    """Build DIR/warehouse.duckdb anew from the marts of every committed run, then rename it
-    over the old one: a reader holding the old file open keeps reading the old file."""
-    runs = [run_id for run_id in committed_runs(out) if (mart_folder(out, MARTS[0], run_id) / PART).exists()]
+def publish_warehouse(out: Path) -> tuple[Path, list[str]]:
+    """Build DIR/warehouse.duckdb anew from the marts of every committed run that passes its
+    checks, then rename it over the old one: a reader holding the old file open keeps reading
+    the old file. Returns the path and a line for each run left out."""
+    runs, left_out = [], []
+    for run_id in committed_runs(out):
+        if (mart_folder(out, MARTS[0], run_id) / PART).exists():
+            try:
+                load_run(out, run_id)
+                runs.append(run_id)
+            except BaccaratError as error:
+                left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
     target = out / WAREHOUSE
     building = out / f"{TEMPORARY_PREFIX}{WAREHOUSE}.{uuid.uuid4().hex}.tmp"
     try:
@@ -78,7 +87,7 @@ def publish_warehouse(out: Path) -> Path:
         os.replace(building, target)
     finally:
         building.unlink(missing_ok=True)
-    return target
+    return target, left_out
 
 
 def _empty(name: str) -> str:

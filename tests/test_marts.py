@@ -1,0 +1,253 @@
+"""The marts: agreement with the exact mathematics on a million rounds, consistency between
+tables, the `baccarat marts` command, the published warehouse, and bad input."""
+
+import hashlib
+import json
+from math import sqrt
+
+import duckdb
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from conftest import simulate
+
+from pipeline.bets import BET_KINDS
+from pipeline.marts.engines import Engine, build_marts
+from pipeline.marts.inputs import MARTS, load_run
+from pipeline.marts.publish import PART, WAREHOUSE, mart_folder, publish_warehouse, write_marts
+from pipeline.runs import manifest_path, read_manifest
+from pipeline.schemas import contract
+
+
+@pytest.fixture(scope="module")
+def million(spark, tmp_path_factory):
+    """A committed run of at least a million rounds and its DuckDB marts, as Polars frames."""
+    out = tmp_path_factory.mktemp("million")
+    manifest = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
+    run = load_run(out, manifest["run_id"])
+    return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20).items()}
+
+
+def test_outcome_shares_agree_with_the_exact_odds(million):
+    run, marts = million
+    summary = marts["outcome_summary"]
+    assert summary["outcome"].to_list() == ["B", "P", "T"]
+    assert int(summary["rounds"][0]) == run.manifest["rounds"] >= 1_000_000
+    assert summary["count"].cast(pl.Int64).sum() == run.manifest["rounds"]
+    assert summary["exact_share"].to_list() == pytest.approx([0.458597, 0.446247, 0.095156], abs=1e-6)
+    assert summary["z_score"].abs().max() < 4
+
+
+def test_every_bet_agrees_with_its_exact_ev(million):
+    run, marts = million
+    bets = marts["bet_performance"]
+    assert bets["bet"].to_list() == list(run.rule_set.bets)
+    assert bets["z_score"].abs().max() < 4
+    for row in bets.iter_rows(named=True):
+        assert row["ev_ci_low"] < row["ev"] < row["ev_ci_high"]
+        assert row["ev"] == pytest.approx(float(row["total_net"]) / int(row["rounds"]), rel=1e-12)
+        assert row["sd"] == pytest.approx(row["exact_sd"], rel=0.02)
+
+
+def test_streaks_follow_the_geometric_law_up_to_shoe_ends(million):
+    run, marts = million
+    streaks = marts["streaks"]
+    entries = run.manifest["outcomes"]["B"] + run.manifest["outcomes"]["P"]
+    cut = run.manifest["shoes"] / entries  # chance a streak is cut by the end of its shoe, per entry
+    for side in ("B", "P", "T"):
+        rows = streaks.filter(pl.col("side") == side)
+        total = rows["streaks"].sum()
+        assert rows["share"].sum() == pytest.approx(1)
+        for row in rows.filter(pl.col("length") <= 6).iter_rows(named=True):
+            error = sqrt(row["expected_share"] * (1 - row["expected_share"]) / total)
+            assert abs(row["share"] - row["expected_share"]) < 4 * error + cut, row
+
+
+def test_no_road_pattern_predicts_the_next_result(million):
+    _, marts = million
+    patterns = marts["road_patterns"]
+    assert set(patterns["condition"]) == {"last_1", "last_2", "last_3", "last_4", "big_eye_boy", "small_road",
+                                          "cockroach_pig"}
+    assert patterns.filter(pl.col("condition") == "last_3").height == 8
+    assert patterns["z_score"].abs().max() < 4.5  # 36 tests at once
+
+
+def test_tables_agree_with_each_other(million):
+    run, marts = million
+    shoes, bets = marts["shoe_summary"], marts["bet_performance"]
+    assert shoes.height == run.manifest["shoes"]
+    assert shoes["rounds"].sum() == run.manifest["rounds"]
+    assert shoes["banker_wins"].cast(pl.Int64).sum() == run.manifest["outcomes"]["B"]
+    assert (shoes["chops"] == shoes["big_road_columns"] - 1).all()
+    for row in bets.iter_rows(named=True):
+        assert shoes[f"net_{row['bet']}"].sum() == row["total_net"]  # exact decimals
+    variance = marts["payout_variance"]
+    per_round = dict(variance.filter(pl.col("horizon") == "round").select("bet", "mean").iter_rows())
+    assert [per_round[bet] for bet in bets["bet"]] == pytest.approx(bets["ev"].to_list(), rel=1e-12)
+    banker = variance.filter((pl.col("bet") == "banker") & (pl.col("horizon") == "round")).row(0, named=True)
+    assert (str(banker["p01"]), str(banker["p50"]), str(banker["p99"])) == ("-1.00", "0.00", "0.95")
+    sessions = variance.filter((pl.col("bet") == "banker") & (pl.col("horizon") == "session_100")).row(0, named=True)
+    assert int(sessions["sessions"]) == run.manifest["rounds"] // 100
+    longest = marts["longest_streaks"].filter(pl.col("side") == "B")
+    assert longest["shoes"].sum() == run.manifest["shoes"]
+    assert longest["longest"].max() == shoes["longest_banker_streak"].max()
+
+
+def test_ev_convergence_reaches_the_run_total(million):
+    run, marts = million
+    curve = marts["ev_convergence"].filter(pl.col("bet") == "banker")
+    assert curve["rounds"].cast(pl.Int64).to_list()[:7] == [1, 2, 5, 10, 20, 50, 100]
+    assert int(curve["rounds"][-1]) == run.manifest["rounds"]
+    ev = marts["bet_performance"].filter(pl.col("bet") == "banker")["ev"][0]
+    assert curve["ev"][-1] == pytest.approx(ev, rel=1e-12)
+    assert curve["ev"][0] in (-1.0, 0.0, 0.95)
+
+
+def test_road_cells_cover_a_bounded_sample(million):
+    _, marts = million
+    cells = marts["road_cells"]
+    assert cells["shoe_id"].unique().sort().to_list() == list(range(20))
+    assert set(cells["road"]) == {"bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"}
+
+
+# ------------------------------------------------------------------ the command and the warehouse
+
+
+def snapshot(folder):
+    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def two_runs(spark, tmp_path):
+    simulate(spark, tmp_path, rules="punto_banco", seed=1, shoes=40, run_id="first")
+    simulate(spark, tmp_path, rules="super_six", seed=2, shoes=30, run_id="second")
+    return tmp_path
+
+
+def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
+    status, out, err = cli("marts", "--out", two_runs, "--road-cells-shoes", 3)
+    assert status == 0, err
+    assert f"published {two_runs / WAREHOUSE}" in out
+    for name in MARTS:
+        for run_id in ("first", "second"):
+            table = pq.read_table(mart_folder(two_runs, name, run_id) / PART)
+            assert table.schema.equals(contract(name).arrow(tuple(BET_KINDS)))
+            assert set(table["run_id"].to_pylist()) <= {run_id}
+    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+        for name in MARTS:
+            assert con.execute(f"SELECT count(DISTINCT run_id) FROM {name}").fetchone()[0] == 2
+        rounds = con.execute("SELECT run_id, count(*) FROM rounds GROUP BY run_id ORDER BY run_id").fetchall()
+        assert rounds == [("first", read_manifest(two_runs, "first")["rounds"]),
+                          ("second", read_manifest(two_runs, "second")["rounds"])]
+        assert con.execute("SELECT count(*) FROM shoes").fetchone()[0] == 70
+        net = con.execute("SELECT net_super_six FROM shoe_summary WHERE run_id = 'first' LIMIT 1").fetchone()[0]
+        assert net is None  # punto_banco offers no Super Six
+
+
+def test_marts_again_gives_the_same_tables(cli, two_runs):
+    assert cli("marts", "--out", two_runs)[0] == 0
+    first = {k: v for k, v in snapshot(two_runs / "marts").items()}
+    assert cli("marts", "--out", two_runs, "--run-id", "second")[0] == 0
+    assert snapshot(two_runs / "marts") == first
+
+
+def test_a_reader_of_the_old_warehouse_keeps_working_while_a_new_one_is_published(cli, spark, two_runs):
+    assert cli("marts", "--out", two_runs, "--run-id", "first")[0] == 0
+    reader = duckdb.connect(str(two_runs / WAREHOUSE), read_only=True)
+    before = reader.execute("SELECT count(*) FROM outcome_summary").fetchone()[0]
+    assert cli("marts", "--out", two_runs)[0] == 0  # publishes a new file over the old one
+    assert reader.execute("SELECT count(*) FROM outcome_summary").fetchone()[0] == before
+    assert reader.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] > 0
+    reader.close()
+    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as fresh:
+        assert fresh.execute("SELECT count(DISTINCT run_id) FROM outcome_summary").fetchone()[0] == 2
+
+
+def test_the_warehouse_only_holds_committed_runs(cli, two_runs):
+    assert cli("marts", "--out", two_runs)[0] == 0
+    manifest_path(two_runs, "second").unlink()
+    publish_warehouse(two_runs)
+    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT run_id FROM bet_performance").fetchall() == [("first",)]
+        assert con.execute("SELECT DISTINCT run_id FROM rounds").fetchall() == [("first",)]
+
+
+def damage_truncate(folder):
+    path = next((folder / "rounds" / "run_id=first").glob("*.parquet"))
+    path.write_bytes(path.read_bytes()[:100])
+    return path, "fails its checksum"
+
+
+def damage_delete(folder):
+    path = next((folder / "shoes" / "run_id=first").glob("*.parquet"))
+    path.unlink()
+    return path, "data file missing"
+
+
+def _replace_with(folder, table):
+    """Put another Parquet file in place of one of the run's files, and hand-edit the manifest's checksum."""
+    manifest = read_manifest(folder, "first")
+    entry = next(f for f in manifest["files"] if f["table"] == "rounds")
+    path = folder / entry["path"]
+    pq.write_table(table, path)
+    entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest_path(folder, "first").write_text(json.dumps(manifest))
+    return path
+
+
+def damage_column_missing(folder):
+    path = next((folder / "rounds" / "run_id=first").glob("*.parquet"))
+    return _replace_with(folder, pq.read_table(path).drop_columns(["net_tie"])), "column 'net_tie' is missing"
+
+
+def damage_column_type(folder):
+    path = next((folder / "rounds" / "run_id=first").glob("*.parquet"))
+    table = pq.read_table(path)
+    position = table.schema.get_field_index("banker_total")
+    table = table.set_column(position, "banker_total", table["banker_total"].cast("int64"))
+    return _replace_with(folder, table), "column 'banker_total' is int64, expected int8"
+
+
+def damage_manifest(folder):
+    manifest_path(folder, "first").write_text('{"run_id": "first", "files": "oops"')
+    return manifest_path(folder, "first"), "is unreadable"
+
+
+@pytest.mark.parametrize("damage", [damage_truncate, damage_delete, damage_column_missing, damage_column_type,
+                                    damage_manifest])
+def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, two_runs, damage):
+    assert cli("marts", "--out", two_runs)[0] == 0
+    path, message = damage(two_runs)
+    before = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
+    status, out, err = cli("marts", "--out", two_runs)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert message in err and str(path) in err
+    after = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
+    assert after == before
+    status, _, err = cli("marts", "--out", two_runs, "--run-id", "second")  # other runs are unaffected
+    assert status == 0 and f"warning: run 'first' left out of the warehouse" in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--run-id", "nope"], "unknown run id 'nope'"),
+    (["--engine", "pandas"], "Invalid value for '--engine'"),
+    (["--road-cells-shoes", "-1"], "Invalid value for '--road-cells-shoes'"),
+])
+def test_bad_marts_arguments(cli, two_runs, args, message):
+    status, _, err = cli("marts", "--out", two_runs, *args)
+    assert status == 2 and message in err and err.count("\n") == 1
+
+
+def test_no_committed_run(cli, tmp_path):
+    status, _, err = cli("marts", "--out", tmp_path)
+    assert status == 2 and f"no committed run in {tmp_path}" in err
+    status, _, err = cli("marts", "--out", tmp_path / "missing")
+    assert status == 2 and "no output folder" in err
+
+
+def test_marts_are_written_per_run_with_write_marts(two_runs):
+    run = load_run(two_runs, "first")
+    write_marts(run, build_marts(Engine.duckdb, run, 2))
+    cells = pq.read_table(mart_folder(two_runs, "road_cells", "first") / PART)
+    assert sorted(set(cells["shoe_id"].to_pylist())) == [0, 1]
