@@ -17,7 +17,7 @@ from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
-from pipeline.marts.inputs import ROAD_CELLS_SHOES, load_runs
+from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import publish_warehouse, write_marts
 from pipeline.runs import check_run_id
 from pipeline.simulate import job
@@ -192,12 +192,14 @@ def marts(
     run_id: Annotated[list[str] | None, typer.Option("--run-id", help="Runs to build (repeatable); default all committed.")] = None,
     engine: EngineOption = Engine.duckdb,
     road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
+    road_stats_shoes: Annotated[int, typer.Option(
+        min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
 ) -> None:
     """Build the dashboard tables of committed runs and publish DIR/warehouse.duckdb."""
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     for run in runs:
         started = time.monotonic()
-        write_marts(run, build_marts(engine, run, road_cells_shoes))
+        write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
         print(f"marts of run {run.run_id!r} ({run.manifest['rounds']:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
     warehouse, left_out = publish_warehouse(out)

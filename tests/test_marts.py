@@ -25,7 +25,7 @@ def million(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("million")
     manifest = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
     run = load_run(out, manifest["run_id"])
-    return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20).items()}
+    return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20, 0).items()}
 
 
 def test_outcome_shares_agree_with_the_exact_odds(million):
@@ -248,6 +248,6 @@ def test_no_committed_run(cli, tmp_path):
 
 def test_marts_are_written_per_run_with_write_marts(two_runs):
     run = load_run(two_runs, "first")
-    write_marts(run, build_marts(Engine.duckdb, run, 2))
+    write_marts(run, build_marts(Engine.duckdb, run, 2, 0))
     cells = pq.read_table(mart_folder(two_runs, "road_cells", "first") / PART)
     assert sorted(set(cells["shoe_id"].to_pylist())) == [0, 1]

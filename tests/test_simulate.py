@@ -81,7 +81,19 @@ def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
         assert shoe["cards_burned"] == (card_value(cards[0]) or 10)
         cut_round = None
         used = Counter(cards[:position])
+        column, road_row, tie_run, previous_winner, previous = 0, 0, 0, None, None
         for row in dealt.iter_rows(named=True):
+            if row["outcome"] == "T":
+                tie_run = tie_run + 1 if previous == "T" else 0
+                streak = tie_run
+            else:
+                same = row["outcome"] == previous_winner
+                column += previous_winner is not None and not same
+                road_row = road_row + 1 if same else 0
+                streak = road_row
+                previous_winner = row["outcome"]
+            previous = row["outcome"]
+            assert (row["big_road_column"], row["streak_index"]) == (column, streak)
             player, banker = hands(row)
             in_order = [player[0], banker[0], player[1], banker[1]] + player[2:] + banker[2:]
             assert row["cards_left"] == rule_set.cards - position

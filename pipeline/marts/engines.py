@@ -13,12 +13,12 @@ class Engine(str, Enum):
     polars = "polars"
 
 
-def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int) -> dict[str, pa.Table]:
+def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:
         from pipeline.marts import marts_polars as chosen
-    return chosen.build_marts(run, road_cells_shoes)
+    return chosen.build_marts(run, road_cells_shoes, road_stats_shoes)
 
 
 def outcomes_table(sequences: list[str]) -> pa.Table:

@@ -20,6 +20,7 @@ MARTS = (
     "longest_streaks", "shoe_summary", "road_colours", "road_column_lengths", "road_patterns", "road_cells",
 )
 ROAD_CELLS_SHOES = 200
+ROAD_STATS_SHOES = 10_000
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
 
 

@@ -6,23 +6,38 @@ import pyarrow as pa
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
-PREPARED = ("shoe_totals", "offsets", "blocks", "round_histogram", "session_histogram", "streak_list")
+PREPARED = ("shoe_totals", "blocks", "round_histogram", "session_histogram")
 
 
-def _quoted(paths) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+def _quoted(path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
 
 
-def build_marts(run: RunInput, road_cells_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns)."""
+def rounds_view(run: RunInput) -> str:
+    """The run's rounds with run_row, each round's place in the run from 0: the files are in
+    shoe order and the manifest counts their rows, so no window or join is needed."""
+    parts, offset = [], 0
+    for entry in (f for f in run.manifest["files"] if f["table"] == "rounds"):
+        parts.append(f"SELECT {offset} + file_row_number AS run_row, * EXCLUDE (file_row_number) "
+                     f"FROM read_parquet({_quoted(run.out / entry['path'])}, file_row_number = true, "
+                     "hive_partitioning = false)")
+        offset += entry["rows"]
+    return "CREATE VIEW rounds AS " + " UNION ALL ".join(parts)
+
+
+def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+    """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns).
+    Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
+    (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     con = duckdb.connect()
-    con.execute(f"CREATE VIEW rounds AS SELECT * FROM read_parquet({_quoted(run.files('rounds'))}, hive_partitioning = false)")
+    con.execute(rounds_view(run))
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):
         con.register(name, getattr(run, name)())
     con.execute(f"CREATE TEMP VIEW outcomes AS SELECT shoe_id, round, outcome FROM rounds WHERE shoe_id < {int(road_cells_shoes)}")
     build_roads(con, grid=True)
     tables = {"road_cells": road_cells(con)}
-    con.execute("CREATE OR REPLACE TEMP VIEW outcomes AS SELECT shoe_id, round, outcome FROM rounds")
+    sample = f"WHERE shoe_id < {int(road_stats_shoes)}" if road_stats_shoes else ""
+    con.execute(f"CREATE OR REPLACE TEMP VIEW outcomes AS SELECT shoe_id, round, outcome FROM rounds {sample}")
     build_roads(con, grid=False)
     for name in PREPARED:
         con.execute(f"CREATE TEMP TABLE {name} AS {sql('prep_' + name)}")

@@ -45,9 +45,10 @@ class Dealer:
     def deal(self, seed: int, first_shoe: int, shoes: int) -> tuple[pa.Table, pa.Table]:
         """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1."""
         out = deal_shoes(seed, first_shoe, shoes, *self.kernel_arguments())
-        return self._rounds(*out[:8]), self._shoes(out[8])
+        return self._rounds(*out[:10]), self._shoes(out[10])
 
-    def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, nets) -> pa.Table:
+    def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, big_road_column,
+                streak_index, nets) -> pa.Table:
         schema = contract("rounds").arrow(self.bets)
         n = len(shoe_id)
         card_columns = [pa.array(cards[i], mask=cards[i] == NO_CARD) if i in (2, 5) else pa.array(cards[i])
@@ -59,7 +60,7 @@ class Dealer:
             pa.array(totals[0]), pa.array(totals[1]),
             pa.DictionaryArray.from_arrays(pa.array(outcome), _OUTCOMES),
             *(pa.array(flags[i]) for i in range(4)),
-            pa.array(cards_left), *net_columns,
+            pa.array(cards_left), pa.array(big_road_column), pa.array(streak_index), *net_columns,
         ]
         return pa.Table.from_arrays(columns, schema=_with_dictionary_outcome(schema))
 

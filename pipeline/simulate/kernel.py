@@ -80,8 +80,8 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
                player_draws, banker_draws, net_tables, net_basis):
     """Deal shoes first_shoe .. first_shoe + shoes - 1.
 
-    Returns (rounds, shoe_rows, cards, totals, outcome, flags, cards_left, nets, shoe_info) where
-    rounds[0]/[1] are shoe_id and round number, cards is int8[6, n] (P1 P2 P3 B1 B2 B3,
+    Returns (shoe_id, round, cards, totals, outcome, flags, cards_left, big_road_column,
+    streak_index, nets, shoe_info) where cards is int8[6, n] (P1 P2 P3 B1 B2 B3,
     NO_CARD where not dealt), totals int8[2, n], flags bool[4, n] (naturals, pairs),
     nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout) and
     shoe_info int64[7, shoes]: shoe_id, rng_seed (as bits), burn card, cards burned, rounds,
@@ -97,6 +97,8 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     outcome = np.empty(capacity, dtype=np.int8)
     flags = np.empty((4, capacity), dtype=np.bool_)
     cards_left = np.empty(capacity, dtype=np.int16)
+    big_road_column = np.empty(capacity, dtype=np.int16)
+    streak_index = np.empty(capacity, dtype=np.int16)
     state = np.empty(capacity, dtype=np.int16)
     pair_state = np.empty(capacity, dtype=np.int8)
     shoe_info = np.empty((7, shoes), dtype=np.int64)
@@ -115,6 +117,10 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             p = 1 + burned
         rounds = 0
         cut_round = 0
+        road_column = 0
+        road_row = 0
+        tie_run = 0
+        last_winner = -1
         while True:
             if cut_round > 0 and (not extra_round or rounds > cut_round):
                 break
@@ -128,13 +134,13 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             flags[0, n] = pt >= 8
             flags[1, n] = bt >= 8
             if pt < 8 and bt < 8:
-                column = 10
+                banker_column = 10  # the banker table's column: "player stood"
                 if player_draws[pt]:
                     p3 = shoe[p]
                     p += 1
-                    column = values[p3]
-                    pt = (pt + column) % 10
-                if banker_draws[bt, column]:
+                    banker_column = values[p3]
+                    pt = (pt + banker_column) % 10
+                if banker_draws[bt, banker_column]:
                     b3 = shoe[p]
                     p += 1
                     bt = (bt + values[b3]) % 10
@@ -146,6 +152,18 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             totals[0, n] = pt
             totals[1, n] = bt
             outcome[n] = 2 if pt == bt else (1 if pt > bt else 0)
+            if outcome[n] == 2:  # consecutive ties make a tie streak; they do not break the big road's
+                tie_run = tie_run + 1 if n > 0 and rounds > 1 and outcome[n - 1] == 2 else 0
+                streak_index[n] = tie_run
+            else:  # the big road: a new column whenever the winner changes
+                if last_winner >= 0 and outcome[n] != last_winner:
+                    road_column += 1
+                    road_row = 0
+                elif last_winner >= 0:
+                    road_row += 1
+                last_winner = outcome[n]
+                streak_index[n] = road_row
+            big_road_column[n] = road_column
             flags[2, n] = c0 // 4 == c2 // 4
             flags[3, n] = c1 // 4 == c3 // 4
             state[n] = ((pt * 10 + bt) * 2 + (p3 >= 0)) * 2 + (b3 >= 0)
@@ -167,4 +185,4 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             nets[b, i, 0] = cents
             nets[b, i, 1] = cents >> 63
     return (shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcome[:n], flags[:, :n],
-            cards_left[:n], nets, shoe_info)
+            cards_left[:n], big_road_column[:n], streak_index[:n], nets, shoe_info)

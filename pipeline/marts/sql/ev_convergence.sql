@@ -3,11 +3,9 @@
 -- and its 95 % band (exact EV +- 1.96 exact SD / sqrt(n)) for funnel charts.
 -- Checkpoints below 100 read the run's first block; later ones are whole blocks.
 WITH first_rounds AS (
-    SELECT o.first_round + r.round AS rounds,
-           sum(COLUMNS('^net_')) OVER (ORDER BY o.first_round + r.round ROWS UNBOUNDED PRECEDING)
-    FROM rounds AS r
-    JOIN offsets AS o USING (shoe_id)
-    WHERE o.first_round < 100
+    SELECT run_row + 1 AS rounds, sum(COLUMNS('^net_')) OVER (ORDER BY run_row ROWS UNBOUNDED PRECEDING)
+    FROM rounds
+    WHERE run_row < 100
 ),
 whole_blocks AS (
     SELECT 100 * (block + 1) AS rounds, sum(COLUMNS('^net_')) OVER (ORDER BY block ROWS UNBOUNDED PRECEDING)

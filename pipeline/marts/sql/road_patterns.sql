@@ -2,7 +2,7 @@
 -- share of B among big-road entries, with z = (p - p0) / sqrt(p0 (1 - p0) / n).
 -- Conditions: last_k, the k results before the entry (ties skipped, oldest first, in the
 -- same shoe); big_eye_boy, small_road, cockroach_pig: the mark that road gave the entry
--- before.
+-- before. Over the shoes the roads were built for.
 WITH previous AS (
     SELECT shoe_id, seq, mark,
            lag(mark, 1) OVER w AS m1, lag(mark, 2) OVER w AS m2,
@@ -21,9 +21,9 @@ conditions AS (
     JOIN big_road AS b ON b.shoe_id = d.shoe_id AND b.seq = d.entry_seq + 1
 ),
 base AS (
-    SELECT count_if(mark = 'B') / count(*) AS p0 FROM big_road
+    SELECT count_if(mark = 'B') / count(*) AS p0, count(DISTINCT shoe_id) AS shoes FROM big_road
 )
-SELECT c.condition, c.pattern, count(*) AS observations, count_if(c.mark = 'B') AS next_banker,
+SELECT c.condition, c.pattern, any_value(base.shoes) AS shoes, count(*) AS observations, count_if(c.mark = 'B') AS next_banker,
        count_if(c.mark = 'B') / count(*) AS p_next_banker,
        any_value(base.p0) AS p_unconditional,
        (count_if(c.mark = 'B') / count(*) - any_value(base.p0))
