@@ -58,6 +58,33 @@ def test_every_round_obeys_the_drawing_rules_and_pays_exactly(small_runs, rules)
             assert row[f"net_{kind}"] == reference_net(kind, terms, player, banker), (kind, row)
 
 
+@pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
+def test_shoe_totals_add_up_the_shoes_rounds(small_runs, rules):
+    out, manifests = small_runs
+    run_id = manifests[rules]["run_id"]
+    rounds = read_table(out, run_id, "rounds")
+    outcome = pl.col("outcome")
+    expected = rounds.group_by("shoe_id", maintain_order=True).agg(
+        banker_wins=(outcome == "B").sum(), player_wins=(outcome == "P").sum(), ties=(outcome == "T").sum(),
+        naturals=(pl.col("player_natural") | pl.col("banker_natural")).sum(),
+        player_pairs=pl.col("player_pair").sum(), banker_pairs=pl.col("banker_pair").sum(),
+        big_road_columns=pl.col("big_road_column").filter(outcome != "T").n_unique(),
+        *(pl.col(f"net_{bet}").sum().cast(pl.Decimal(18, 2)) for bet in load_rule_set(rules).bets),
+    )
+    shoes = read_table(out, run_id, "shoes")
+    assert_frame_equal(shoes.select(expected.columns), expected, check_dtypes=False)
+    for row, dealt in zip(shoes.iter_rows(named=True), rounds.partition_by("shoe_id", maintain_order=True)):
+        for side, name in (("B", "banker"), ("P", "player"), ("T", "tie")):
+            longest, run = 0, 0
+            for outcome_of_round in dealt["outcome"]:  # ties do not break a Banker or Player streak
+                if outcome_of_round == side:
+                    run += 1
+                elif side == "T" or outcome_of_round != "T":
+                    run = 0
+                longest = max(longest, run)
+            assert row[f"longest_{name}_streak"] == longest, (side, row["shoe_id"])
+
+
 def test_nets_are_exact_decimals_with_two_places(small_runs):
     out, manifests = small_runs
     rounds = read_table(out, manifests["punto_banco"]["run_id"], "rounds")

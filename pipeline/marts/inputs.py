@@ -89,7 +89,7 @@ def load_run(out: Path, run_id: str) -> RunInput:
     run = RunInput(out, manifest, rule_set)
     verify_files(out, manifest)
     for entry in files:
-        _check_schema(out / entry["path"], entry["table"], bets if entry["table"] == "rounds" else ())
+        _check_schema(out / entry["path"], entry["table"], bets)
     return run
 
 

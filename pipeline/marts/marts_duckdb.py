@@ -25,12 +25,18 @@ def rounds_view(run: RunInput) -> str:
     return "CREATE VIEW rounds AS " + " UNION ALL ".join(parts)
 
 
+def shoes_view(run: RunInput) -> str:
+    files = ", ".join(_quoted(path) for path in run.files("shoes"))
+    return f"CREATE VIEW shoes AS SELECT * FROM read_parquet([{files}], hive_partitioning = false)"
+
+
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
     """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns).
     Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
     (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     con = duckdb.connect()
     con.execute(rounds_view(run))
+    con.execute(shoes_view(run))
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):
         con.register(name, getattr(run, name)())
     con.execute(f"CREATE TEMP VIEW outcomes AS SELECT shoe_id, round, outcome FROM rounds WHERE shoe_id < {int(road_cells_shoes)}")

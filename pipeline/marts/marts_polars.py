@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
+from pipeline.simulate.kernel import SHOE_TOTALS
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)
@@ -48,29 +49,9 @@ def _moments(weight: pl.Expr, total: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 # --- prep_*.sql ---------------------------------------------------------------------------------
 
-def shoe_totals(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
-    """prep_shoe_totals.sql: one row per shoe, counts, streaks (from the simulator's
-    streak_index and big_road_column) and net totals."""
-    outcome = pl.col("outcome")
-    count = lambda condition: condition.sum().cast(pl.Int64)  # noqa: E731  (count_if)
-
-    def last_plus_one(column: str, where: pl.Expr) -> pl.Expr:  # coalesce(max(x) FILTER (...) + 1, 0)
-        return (pl.col(column).filter(where).max().cast(pl.Int64) + 1).fill_null(0)
-
-    return rounds.group_by("shoe_id").agg(
-        rounds=pl.len().cast(pl.Int64),
-        banker_wins=count(outcome == "B"),
-        player_wins=count(outcome == "P"),
-        ties=count(outcome == "T"),
-        naturals=count(pl.col("player_natural") | pl.col("banker_natural")),
-        player_pairs=count(pl.col("player_pair")),
-        banker_pairs=count(pl.col("banker_pair")),
-        longest_banker_streak=last_plus_one("streak_index", outcome == "B"),
-        longest_player_streak=last_plus_one("streak_index", outcome == "P"),
-        longest_tie_streak=last_plus_one("streak_index", outcome == "T"),
-        big_road_columns=last_plus_one("big_road_column", outcome != "T"),
-        *_sum_nets(nets),
-    )
+def shoe_totals(shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_shoe_totals.sql: one row per shoe, as the simulator wrote it."""
+    return shoes.select("shoe_id", pl.col("rounds").cast(pl.Int64), *SHOE_TOTALS, pl.col("^net_.*$"))
 
 
 def blocks(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
@@ -306,6 +287,7 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     rounds = (pl.scan_parquet(run.files("rounds"), hive_partitioning=False, row_index_name="run_row")
               .with_columns(pl.col("run_row").cast(pl.Int64)))
     nets = _nets(rounds)
+    shoes = pl.scan_parquet(run.files("shoes"), hive_partitioning=False)
     exact_outcomes = pl.from_arrow(run.exact_outcomes()).lazy()
     exact_bets = pl.from_arrow(run.exact_bets()).lazy()
     checkpoints = pl.from_arrow(run.checkpoints()).lazy().select(pl.col("rounds").cast(pl.Int64))
@@ -320,7 +302,7 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     # Each scan of every round runs alone on the streaming engine: collected together, queries
     # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
     totals, histogram, blocks_ = (query.collect(engine="streaming").lazy() for query in
-                                  (shoe_totals(rounds, nets), round_histogram(rounds, nets), blocks(rounds, nets)))
+                                  (shoe_totals(shoes), round_histogram(rounds, nets), blocks(rounds, nets)))
     sessions = session_histogram(histogram, totals, blocks_, nets).collect().lazy()
     scanning = {
         "ev_convergence": ev_convergence(rounds, blocks_, checkpoints, exact_bets, nets),

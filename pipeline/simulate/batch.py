@@ -45,7 +45,7 @@ class Dealer:
     def deal(self, seed: int, first_shoe: int, shoes: int) -> tuple[pa.Table, pa.Table]:
         """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1."""
         out = deal_shoes(seed, first_shoe, shoes, *self.kernel_arguments())
-        return self._rounds(*out[:10]), self._shoes(out[10])
+        return self._rounds(*out[:10]), self._shoes(*out[10:])
 
     def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, big_road_column,
                 streak_index, nets) -> pa.Table:
@@ -64,16 +64,24 @@ class Dealer:
         ]
         return pa.Table.from_arrays(columns, schema=_with_dictionary_outcome(schema))
 
-    def _shoes(self, info: np.ndarray) -> pa.Table:
-        schema = contract("shoes").arrow()
+    def _shoes(self, info: np.ndarray, counts: np.ndarray, net_sums: np.ndarray) -> pa.Table:
+        schema = contract("shoes").arrow(self.bets)
         cut_position = np.full(info.shape[1], self.rule_set.cards - self.rule_set.cut_card.cards_from_end, np.int16)
         columns = [
             pa.array(info[0]), pa.array(info[1].view(np.uint64)),
             pa.array(info[2].astype(np.int8), mask=info[2] == NO_CARD), pa.array(info[3].astype(np.int8)),
             pa.array(info[4].astype(np.int16)), pa.array(info[5].astype(np.int16)),
             pa.array(cut_position), pa.array(info[6].astype(np.int16)),
+            *(pa.array(row.astype(np.int16)) for row in counts),
+            *(_decimals(schema.field(f"net_{bet}").type, cents) for bet, cents in zip(self.bets, net_sums)),
         ]
         return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _decimals(decimal: pa.DataType, cents: np.ndarray) -> pa.Array:
+    """Integer cents as an Arrow decimal array, built on the 128-bit layout without a copy per value."""
+    layout = np.stack([cents, cents >> 63], axis=-1)
+    return pa.Array.from_buffers(decimal, len(cents), [None, pa.py_buffer(layout)])
 
 
 def _with_dictionary_outcome(schema: pa.Schema) -> pa.Schema:

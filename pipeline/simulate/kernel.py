@@ -83,9 +83,9 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     Returns (shoe_id, round, cards, totals, outcome, flags, cards_left, big_road_column,
     streak_index, nets, shoe_info) where cards is int8[6, n] (P1 P2 P3 B1 B2 B3,
     NO_CARD where not dealt), totals int8[2, n], flags bool[4, n] (naturals, pairs),
-    nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout) and
+    nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout),
     shoe_info int64[7, shoes]: shoe_id, rng_seed (as bits), burn card, cards burned, rounds,
-    cards used, cut card round.
+    cards used, cut card round, and the shoe totals of shoe_totals().
     """
     size = decks * 52
     cut = size - cut_from_end
@@ -184,5 +184,30 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             cents = net_tables[b, state[i] if net_basis[b] == RESULT_BASIS else pair_state[i]]
             nets[b, i, 0] = cents
             nets[b, i, 1] = cents >> 63
+    counts, net_sums = shoe_totals(shoes, shoe_id[:n] - first_shoe, outcome[:n], flags[:, :n],
+                                   big_road_column[:n], streak_index[:n], nets)
     return (shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcome[:n], flags[:, :n],
-            cards_left[:n], big_road_column[:n], streak_index[:n], nets, shoe_info)
+            cards_left[:n], big_road_column[:n], streak_index[:n], nets, shoe_info, counts, net_sums)
+
+
+SHOE_TOTALS = ("banker_wins", "player_wins", "ties", "naturals", "player_pairs", "banker_pairs",
+               "longest_banker_streak", "longest_player_streak", "longest_tie_streak", "big_road_columns")
+
+
+@njit(cache=True)
+def shoe_totals(shoes, shoe_index, outcome, flags, big_road_column, streak_index, nets):
+    """Per shoe: the SHOE_TOTALS counts int64[10, shoes] and the net cents per bet int64[bets, shoes]."""
+    counts = np.zeros((len(SHOE_TOTALS), shoes), dtype=np.int64)
+    net_sums = np.zeros((nets.shape[0], shoes), dtype=np.int64)
+    for i in range(len(outcome)):
+        k = shoe_index[i]
+        counts[outcome[i], k] += 1  # banker_wins, player_wins, ties
+        counts[3, k] += flags[0, i] or flags[1, i]
+        counts[4, k] += flags[2, i]
+        counts[5, k] += flags[3, i]
+        counts[6 + outcome[i], k] = max(counts[6 + outcome[i], k], streak_index[i] + 1)
+        if outcome[i] != 2:
+            counts[9, k] = max(counts[9, k], big_road_column[i] + 1)
+        for b in range(nets.shape[0]):
+            net_sums[b, k] += nets[b, i, 0]
+    return counts, net_sums
