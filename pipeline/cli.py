@@ -99,6 +99,8 @@ def spark_session(master: str | None, app_name: str):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "512m")
+        # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     )
     if master:
         builder = builder.master(master)

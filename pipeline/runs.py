@@ -5,6 +5,7 @@ written last, under a temporary name, then renamed.
 """
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -80,6 +81,27 @@ def committed_runs(out: Path) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(p.stem for p in folder.glob("*.json") if not p.name.startswith(TEMPORARY_PREFIX))
+
+
+class HashingFile(io.RawIOBase):
+    """A file being written whose SHA-256 is known when it is closed, without reading it back."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self._file = open(path, "wb")
+        self.digest = hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return self._file.write(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
 
 
 def sha256(path: Path) -> str:

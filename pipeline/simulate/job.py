@@ -21,18 +21,18 @@ from pipeline import __version__
 from pipeline.errors import BaccaratError
 from pipeline.runs import (
     TEMPORARY_PREFIX,
+    HashingFile,
     commit,
     data_dir,
     read_manifest,
     remove_data,
-    sha256,
     uncommit,
 )
 from pipeline.simulate.batch import Dealer
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
-SHOES_PER_TASK = 50_000
+SHOES_PER_TASK = 100_000  # few enough tasks that Spark's per-task cost stays small
 MAX_SEED = 2**64 - 1
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
 # Test-only fault injection (the reliability tests): fail a task's first attempt.
@@ -76,26 +76,29 @@ def write_range(plan: Plan, first: int, last: int, attempt: int = 0) -> dict:
     temporaries = {t: p.with_name(f"{TEMPORARY_PREFIX}{p.name}.{uuid.uuid4().hex}.tmp") for t, p in targets.items()}
     outcomes = {"B": 0, "P": 0, "T": 0}
     rows = {"rounds": 0, "shoes": 0}
-    writers = {}
+    writers, sinks = {}, {}
     try:
         for start in range(first, last, SHOES_PER_BATCH):
             tables = dict(zip(("rounds", "shoes"), dealer.deal(plan.seed, start, min(SHOES_PER_BATCH, last - start))))
             for table, data in tables.items():
                 if table not in writers:
                     targets[table].parent.mkdir(parents=True, exist_ok=True)
-                    writers[table] = pq.ParquetWriter(temporaries[table], data.schema, **WRITE_OPTIONS)
+                    sinks[table] = HashingFile(temporaries[table])
+                    writers[table] = pq.ParquetWriter(sinks[table], data.schema, **WRITE_OPTIONS)
                 writers[table].write_table(data)
                 rows[table] += data.num_rows
             counts = tables["rounds"].column("outcome").combine_chunks().value_counts()
             for entry in counts.to_pylist():
                 outcomes[entry["values"]] += entry["counts"]
-        for writer in writers.values():
+        for table, writer in writers.items():
             writer.close()
+            sinks[table].close()
         for table, target in targets.items():
             os.replace(temporaries[table], target)
     finally:
-        for writer in writers.values():
+        for table, writer in writers.items():
             writer.close()
+            sinks[table].close()
         for temporary in temporaries.values():
             temporary.unlink(missing_ok=True)
     return {
@@ -103,7 +106,8 @@ def write_range(plan: Plan, first: int, last: int, attempt: int = 0) -> dict:
         "last_shoe": last - 1,
         "outcomes": outcomes,
         "files": [
-            {"table": table, "path": str(target.relative_to(plan.out)), "rows": rows[table], "sha256": sha256(target)}
+            {"table": table, "path": str(target.relative_to(plan.out)), "rows": rows[table],
+             "sha256": sinks[table].digest.hexdigest()}
             for table, target in targets.items()
         ],
     }

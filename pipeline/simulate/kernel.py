@@ -23,6 +23,8 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 NO_CARD = -1
 OUTCOME_CODES = ("B", "P", "T")  # outcome column values 0, 1, 2
 RESULT_BASIS, PAIRS_BASIS = 0, 1
+SHOE_TOTALS = ("banker_wins", "player_wins", "ties", "naturals", "player_pairs", "banker_pairs",
+               "longest_banker_streak", "longest_player_streak", "longest_tie_streak", "big_road_columns")
 
 
 @njit(inline="always")
@@ -85,7 +87,8 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     NO_CARD where not dealt), totals int8[2, n], flags bool[4, n] (naturals, pairs),
     nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout),
     shoe_info int64[7, shoes]: shoe_id, rng_seed (as bits), burn card, cards burned, rounds,
-    cards used, cut card round, and the shoe totals of shoe_totals().
+    cards used, cut card round; counts int64[10, shoes], the SHOE_TOTALS of each shoe; and
+    net_sums int64[bets, shoes], each shoe's net cents per bet.
     """
     size = decks * 52
     cut = size - cut_from_end
@@ -102,6 +105,7 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     state = np.empty(capacity, dtype=np.int16)
     pair_state = np.empty(capacity, dtype=np.int8)
     shoe_info = np.empty((7, shoes), dtype=np.int64)
+    counts = np.zeros((len(SHOE_TOTALS), shoes), dtype=np.int64)
     values = CODE_VALUES
     n = 0
     for k in range(shoes):
@@ -121,6 +125,7 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
         road_row = 0
         tie_run = 0
         last_winner = -1
+        tally = np.zeros(len(SHOE_TOTALS), dtype=np.int64)
         while True:
             if cut_round > 0 and (not extra_round or rounds > cut_round):
                 break
@@ -152,6 +157,7 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             totals[0, n] = pt
             totals[1, n] = bt
             outcome[n] = 2 if pt == bt else (1 if pt > bt else 0)
+            tally[outcome[n]] += 1  # banker_wins, player_wins, ties
             if outcome[n] == 2:  # consecutive ties make a tie streak; they do not break the big road's
                 tie_run = tie_run + 1 if n > 0 and rounds > 1 and outcome[n - 1] == 2 else 0
                 streak_index[n] = tie_run
@@ -164,8 +170,12 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
                 last_winner = outcome[n]
                 streak_index[n] = road_row
             big_road_column[n] = road_column
+            tally[6 + outcome[n]] = max(tally[6 + outcome[n]], streak_index[n] + 1)
             flags[2, n] = c0 // 4 == c2 // 4
             flags[3, n] = c1 // 4 == c3 // 4
+            tally[3] += flags[0, n] or flags[1, n]
+            tally[4] += flags[2, n]
+            tally[5] += flags[3, n]
             state[n] = ((pt * 10 + bt) * 2 + (p3 >= 0)) * 2 + (b3 >= 0)
             pair_state[n] = (flags[2, n] + (c0 == c2)) * 3 + flags[3, n] + (c1 == c3)
             n += 1
@@ -178,36 +188,16 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
         shoe_info[4, k] = rounds
         shoe_info[5, k] = p
         shoe_info[6, k] = cut_round
+        tally[9] = road_column + 1 if last_winner >= 0 else 0
+        counts[:, k] = tally
     nets = np.empty((net_tables.shape[0], n, 2), dtype=np.int64)
+    net_sums = np.zeros((net_tables.shape[0], shoes), dtype=np.int64)
     for b in range(net_tables.shape[0]):
         for i in range(n):
             cents = net_tables[b, state[i] if net_basis[b] == RESULT_BASIS else pair_state[i]]
             nets[b, i, 0] = cents
             nets[b, i, 1] = cents >> 63
-    counts, net_sums = shoe_totals(shoes, shoe_id[:n] - first_shoe, outcome[:n], flags[:, :n],
-                                   big_road_column[:n], streak_index[:n], nets)
+            net_sums[b, shoe_id[i] - first_shoe] += cents
     return (shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcome[:n], flags[:, :n],
             cards_left[:n], big_road_column[:n], streak_index[:n], nets, shoe_info, counts, net_sums)
 
-
-SHOE_TOTALS = ("banker_wins", "player_wins", "ties", "naturals", "player_pairs", "banker_pairs",
-               "longest_banker_streak", "longest_player_streak", "longest_tie_streak", "big_road_columns")
-
-
-@njit(cache=True)
-def shoe_totals(shoes, shoe_index, outcome, flags, big_road_column, streak_index, nets):
-    """Per shoe: the SHOE_TOTALS counts int64[10, shoes] and the net cents per bet int64[bets, shoes]."""
-    counts = np.zeros((len(SHOE_TOTALS), shoes), dtype=np.int64)
-    net_sums = np.zeros((nets.shape[0], shoes), dtype=np.int64)
-    for i in range(len(outcome)):
-        k = shoe_index[i]
-        counts[outcome[i], k] += 1  # banker_wins, player_wins, ties
-        counts[3, k] += flags[0, i] or flags[1, i]
-        counts[4, k] += flags[2, i]
-        counts[5, k] += flags[3, i]
-        counts[6 + outcome[i], k] = max(counts[6 + outcome[i], k], streak_index[i] + 1)
-        if outcome[i] != 2:
-            counts[9, k] = max(counts[9, k], big_road_column[i] + 1)
-        for b in range(nets.shape[0]):
-            net_sums[b, k] += nets[b, i, 0]
-    return counts, net_sums
