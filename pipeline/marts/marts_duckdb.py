@@ -35,6 +35,7 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> 
     Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
     (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
     con.execute(rounds_view(run))
     con.execute(shoes_view(run))
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):

@@ -1,6 +1,7 @@
 -- Logical columns of a road: marks(road, shoe_id, seq, mark, ...) in order; a new column
 -- starts whenever the mark changes (the winner on the big road, the colour on a derived
--- road). `col` counts columns from 0; `row` is the index inside the column, not capped at 6.
+-- road). `col` counts columns from 0; `row` is the index inside the column, not capped at 6:
+-- the entry's seq minus the seq that started its column (both from one window pass).
 WITH flagged AS (
     SELECT *,
            CASE WHEN mark IS DISTINCT FROM lag(mark) OVER (PARTITION BY road, shoe_id ORDER BY seq)
@@ -9,10 +10,11 @@ WITH flagged AS (
 ),
 columns AS (
     SELECT *,
-           CAST(sum(starts_column) OVER (PARTITION BY road, shoe_id ORDER BY seq ROWS UNBOUNDED PRECEDING) - 1
-                AS INTEGER) AS col
+           CAST(sum(starts_column) OVER running - 1 AS INTEGER) AS col,
+           max(CASE WHEN starts_column = 1 THEN seq END) OVER running AS column_start
     FROM flagged
+    WINDOW running AS (PARTITION BY road, shoe_id ORDER BY seq ROWS UNBOUNDED PRECEDING)
 )
-SELECT * EXCLUDE (starts_column),
-       CAST(row_number() OVER (PARTITION BY road, shoe_id, col ORDER BY seq) - 1 AS INTEGER) AS row
+SELECT * EXCLUDE (starts_column, column_start),
+       CAST(seq - column_start AS INTEGER) AS row
 FROM columns
