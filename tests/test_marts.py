@@ -103,6 +103,17 @@ def test_ev_convergence_reaches_the_run_total(million):
     assert curve["ev"][0] in (-1.0, 0.0, 0.95)
 
 
+@pytest.mark.parametrize("engine", list(Engine))
+def test_a_single_session_has_no_sd(spark, tmp_path, engine):
+    manifest = simulate(spark, tmp_path, seed=9, shoes=16)
+    assert 1000 <= manifest["rounds"] < 2000
+    variance = pl.from_arrow(build_marts(engine, load_run(tmp_path, manifest["run_id"]), 2, 0)["payout_variance"])
+    single = variance.filter(pl.col("horizon") == "session_1000")
+    assert single["sessions"].cast(pl.Int64).to_list() == [1] * single.height
+    assert single["sd"].null_count() == single.height
+    assert variance.filter(pl.col("horizon") == "shoe")["sd"].null_count() == 0
+
+
 def test_road_cells_cover_a_bounded_sample(million):
     _, marts = million
     cells = marts["road_cells"]

@@ -41,10 +41,11 @@ def _share(count: str, over: str) -> pl.Expr:
 
 def _moments(weight: pl.Expr, total: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """Mean and sample SD of `net` (as DOUBLE) over a weighted histogram, by the SQL's formula:
-    sum(w x) / n and sqrt((sum(w x x) - sum(w x)^2 / n) / (n - 1))."""
+    sum(w x) / n and sqrt(max((sum(w x x) - sum(w x)^2 / n) / (n - 1), 0)), null when n is 1."""
     x, n = pl.col("net").cast(pl.Float64), total.cast(pl.Float64)
     first, second = (weight * x).sum(), (weight * x * x).sum()
-    return first / n, ((second - first.pow(2) / n) / (n - 1)).sqrt()
+    variance = ((second - first.pow(2) / n) / (n - 1)).clip(lower_bound=0)
+    return first / n, pl.when(n > 1).then(variance.sqrt())
 
 
 # --- prep_*.sql ---------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ WITH per_bet AS (
            sum(sessions) FILTER (WHERE net > 0) AS hits,
            sum(sessions * net) AS total_net,
            sum(sessions * net::DOUBLE) / sum(sessions) AS ev,
-           sqrt((sum(sessions * net::DOUBLE * net::DOUBLE)
-                 - sum(sessions * net::DOUBLE) ^ 2 / sum(sessions)) / (sum(sessions) - 1)) AS sd
+           CASE WHEN sum(sessions) > 1
+                THEN sqrt(greatest((sum(sessions * net::DOUBLE * net::DOUBLE)
+                                    - sum(sessions * net::DOUBLE) ^ 2 / sum(sessions)) / (sum(sessions) - 1), 0))
+           END AS sd
     FROM session_histogram
     WHERE horizon = 'round'
     GROUP BY bet

@@ -1,5 +1,5 @@
 -- Per bet and horizon (one round, one shoe, sessions of 100 and 1,000 rounds): the net per
--- session: mean, sample SD, percentiles and the share of sessions ahead (net > 0). A
+-- session: mean, sample SD (null for a single session), percentiles and the share of sessions ahead (net > 0). A
 -- percentile p is the smallest net x with at least p of the sessions at or below x.
 WITH cumulative AS (
     SELECT *,
@@ -10,8 +10,10 @@ WITH cumulative AS (
 SELECT bet, horizon,
        any_value(total) AS sessions,
        sum(sessions * net::DOUBLE) / any_value(total) AS mean,
-       sqrt((sum(sessions * net::DOUBLE * net::DOUBLE) - sum(sessions * net::DOUBLE) ^ 2 / any_value(total))
-            / (any_value(total) - 1)) AS sd,
+       CASE WHEN any_value(total) > 1
+            THEN sqrt(greatest((sum(sessions * net::DOUBLE * net::DOUBLE)
+                                - sum(sessions * net::DOUBLE) ^ 2 / any_value(total)) / (any_value(total) - 1), 0))
+       END AS sd,
        min(net) FILTER (WHERE at_or_below >= 0.01 * total) AS p01,
        min(net) FILTER (WHERE at_or_below >= 0.05 * total) AS p05,
        min(net) FILTER (WHERE at_or_below >= 0.50 * total) AS p50,
