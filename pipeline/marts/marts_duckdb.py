@@ -6,23 +6,27 @@ import pyarrow as pa
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
-PREPARED = ("shoe_totals", "blocks", "round_histogram", "session_histogram")
+PREPARED = ("shoe_totals", "blocks", "round_groups", "round_histogram", "session_histogram")
 
 
 def _quoted(path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-def rounds_view(run: RunInput) -> str:
-    """The run's rounds with run_row, each round's place in the run from 0: the files are in
-    shoe order and the manifest counts their rows, so no window or join is needed."""
-    parts, offset = [], 0
+def rounds_views(run: RunInput) -> list[str]:
+    """`rounds`: the run's rounds with run_row, each round's place in the run from 0 (the
+    files are in shoe order and the manifest counts their rows, so no window or join is
+    needed); `opening`: the same for the first files only, enough for the first 100 rounds."""
+    parts, opening, offset = [], [], 0
     for entry in (f for f in run.manifest["files"] if f["table"] == "rounds"):
         parts.append(f"SELECT {offset} + file_row_number AS run_row, * EXCLUDE (file_row_number) "
                      f"FROM read_parquet({_quoted(run.out / entry['path'])}, file_row_number = true, "
                      "hive_partitioning = false)")
+        if offset < 100:
+            opening.append(parts[-1])
         offset += entry["rows"]
-    return "CREATE VIEW rounds AS " + " UNION ALL ".join(parts)
+    return ["CREATE VIEW rounds AS " + " UNION ALL ".join(parts),
+            "CREATE VIEW opening AS " + " UNION ALL ".join(opening)]
 
 
 def shoes_view(run: RunInput) -> str:
@@ -36,7 +40,8 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> 
     (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
-    con.execute(rounds_view(run))
+    for view in rounds_views(run):
+        con.execute(view)
     con.execute(shoes_view(run))
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):
         con.register(name, getattr(run, name)())

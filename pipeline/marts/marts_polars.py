@@ -61,9 +61,14 @@ def blocks(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
             .agg(rounds=pl.len().cast(pl.Int64), *_sum_nets(nets)))
 
 
-def round_histogram(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+def round_groups(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """prep_round_groups.sql: how many rounds had each outcome, streak index and nets."""
+    return rounds.group_by("outcome", "streak_index", *nets).agg(weight=pl.len().cast(pl.Int64))
+
+
+def round_histogram(groups: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
     """prep_round_histogram.sql: how many rounds had each combination of nets."""
-    return rounds.group_by(nets).agg(weight=pl.len().cast(pl.Int64))
+    return groups.group_by(nets).agg(weight=pl.col("weight").sum())
 
 
 def session_histogram(histogram: pl.LazyFrame, totals: pl.LazyFrame, blocks_: pl.LazyFrame,
@@ -147,7 +152,7 @@ def ev_convergence(rounds: pl.LazyFrame, blocks_: pl.LazyFrame, checkpoints: pl.
     """ev_convergence.sql: running EV at the checkpoints; below 100 rounds from the run's first
     rounds, then from whole blocks, and at the run's last round."""
     running_nets = [pl.col(n).cum_sum() for n in nets]
-    first_rounds = (rounds.filter(pl.col("run_row") < 100).sort("run_row")
+    first_rounds = (rounds.head(100)  # run_row counts from 0 in scan order: a slice the scan stops after
                     .select(rounds=pl.col("run_row") + 1, *running_nets)
                     .filter(pl.col("rounds") < 100))
     whole_blocks = (blocks_.filter(pl.col("rounds") == 100).sort("block")
@@ -166,7 +171,7 @@ def ev_convergence(rounds: pl.LazyFrame, blocks_: pl.LazyFrame, checkpoints: pl.
                     exact_band_high=pl.col("ev") + band))
 
 
-def streaks(rounds: pl.LazyFrame, exact_outcomes: pl.LazyFrame) -> pl.LazyFrame:
+def streaks(groups: pl.LazyFrame, exact_outcomes: pl.LazyFrame) -> pl.LazyFrame:
     """streaks.sql: counts per side and length against the geometric law of independent rounds.
     A streak of length L has one round at each streak_index 0 .. L-1: the rounds at index l-1
     count the streaks of length l or more, and the streaks of length l are the difference."""
@@ -175,9 +180,9 @@ def streaks(rounds: pl.LazyFrame, exact_outcomes: pl.LazyFrame) -> pl.LazyFrame:
     q = pl.concat([p.select(side=pl.lit("B"), q=pl.col("B") / (pl.col("B") + pl.col("P"))),
                    p.select(side=pl.lit("P"), q=pl.col("P") / (pl.col("B") + pl.col("P"))),
                    p.select(side=pl.lit("T"), q=pl.col("T"))])
-    at_least = (rounds.group_by(side=pl.col("outcome").cast(pl.String),
+    at_least = (groups.group_by(side=pl.col("outcome").cast(pl.String),
                                 length=pl.col("streak_index").cast(pl.Int64) + 1)
-                .agg(streaks=pl.len().cast(pl.Int64)))
+                .agg(streaks=pl.col("weight").sum()))
     following = pl.col("streaks").shift(-1).over("side", order_by="length").fill_null(0)  # lead()
     counted = at_least.with_columns(streaks=pl.col("streaks") - following)
     return (counted.join(q, on="side")
@@ -283,7 +288,7 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns).
     Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
     (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
-    # run_row: each round's place in the run from 0, as in marts_duckdb.rounds_view: the files
+    # run_row: each round's place in the run from 0, as in marts_duckdb.rounds_views: the files
     # are in shoe order (the manifest's), so it is the row index across the files in that order.
     rounds = (pl.scan_parquet(run.files("rounds"), hive_partitioning=False, row_index_name="run_row")
               .with_columns(pl.col("run_row").cast(pl.Int64)))
@@ -302,16 +307,17 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     der = roads_polars.derived(big).collect().lazy()
     # Each scan of every round runs alone on the streaming engine: collected together, queries
     # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
-    totals, histogram, blocks_ = (query.collect(engine="streaming").lazy() for query in
-                                  (shoe_totals(shoes), round_histogram(rounds, nets), blocks(rounds, nets)))
+    totals, groups, blocks_ = (query.collect(engine="streaming").lazy() for query in
+                               (shoe_totals(shoes), round_groups(rounds, nets), blocks(rounds, nets)))
+    histogram = round_histogram(groups, nets).collect().lazy()
     sessions = session_histogram(histogram, totals, blocks_, nets).collect().lazy()
     scanning = {
         "ev_convergence": ev_convergence(rounds, blocks_, checkpoints, exact_bets, nets),
-        "streaks": streaks(rounds, exact_outcomes),
     }
     tables |= {name: _arrow(query.collect(engine="streaming")) for name, query in scanning.items()}
     marts = {
         "outcome_summary": outcome_summary(totals, exact_outcomes),
+        "streaks": streaks(groups, exact_outcomes),
         "bet_performance": bet_performance(sessions, exact_bets),
         "payout_variance": payout_variance(sessions),
         "longest_streaks": longest_streaks(totals),

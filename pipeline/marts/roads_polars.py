@@ -41,24 +41,24 @@ def big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
     return _logical(entries)
 
 
-def _length_at(entries: pl.LazyFrame, lengths: pl.LazyFrame, name: str, col: pl.Expr) -> pl.LazyFrame:
-    """Add column `name`: the length of this shoe's big-road column number `col` (null if none)."""
-    return (entries.with_columns(col.alias("at"))
-            .join(lengths.rename({"col": "at", "length": name}), on=["shoe_id", "at"], how="left")
-            .drop("at"))
+def _compared(lengths: pl.LazyFrame) -> pl.LazyFrame:
+    """road_derived.sql's `compared`: per column c and road k, the lengths of columns c-1,
+    c-1-k and c-k of the same shoe (null if none)."""
+    back = lambda columns: pl.col("length").shift(columns).over("shoe_id", order_by="col")  # noqa: E731
+    return pl.concat([
+        lengths.select("shoe_id", "col", road=pl.lit(road, pl.String), k=pl.lit(k, pl.Int32),
+                       before=back(1), compared=back(k + 1), back=back(k))
+        for road, k in zip(DERIVED_ROADS, (1, 2, 3))
+    ])
 
 
 def derived(big_road: pl.LazyFrame) -> pl.LazyFrame:
     """road_derived.sql then road_logical.sql: big eye boy, small road, cockroach pig (k = 1, 2, 3)."""
     lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32))
-    roads = pl.LazyFrame({"road": DERIVED_ROADS, "k": [1, 2, 3]}, schema={"road": pl.String, "k": pl.Int32})
     col, row, k = pl.col("col"), pl.col("row"), pl.col("k")
     entries = (big_road.select("shoe_id", pl.col("seq").alias("entry_seq"), "col", "row")
-               .join(roads, how="cross")
+               .join(_compared(lengths), on=["shoe_id", "col"])
                .filter(((row == 0) & (col >= k + 1)) | ((row >= 1) & (col >= k))))
-    entries = _length_at(entries, lengths, "before", col - 1)
-    entries = _length_at(entries, lengths, "compared", col - 1 - k)
-    entries = _length_at(entries, lengths, "back", col - k)
     mark = (pl.when(row == 0).then(pl.when(pl.col("before") == pl.col("compared")).then(pl.lit("red"))
                                    .otherwise(pl.lit("blue")))
             .when(pl.col("back") == row).then(pl.lit("blue"))

@@ -1,10 +1,11 @@
 -- Running EV per bet after the first n rounds of the run, at log-spaced n (1, 2, 5, 10,
 -- 20, 50, ...; input checkpoints(rounds)) and at the run's last round, with the exact EV
 -- and its 95 % band (exact EV +- 1.96 exact SD / sqrt(n)) for funnel charts.
--- Checkpoints below 100 read the run's first block; later ones are whole blocks.
+-- Checkpoints below 100 read the run's opening rounds (the engine gives `opening`, the
+-- rounds of the run's first file or files, at least its first 100); later ones whole blocks.
 WITH first_rounds AS (
     SELECT run_row + 1 AS rounds, sum(COLUMNS('^net_')) OVER (ORDER BY run_row ROWS UNBOUNDED PRECEDING)
-    FROM rounds
+    FROM opening
     WHERE run_row < 100
 ),
 whole_blocks AS (

@@ -13,17 +13,26 @@ WITH lengths AS (
 roads(road, k) AS (
     VALUES ('big_eye_boy', 1), ('small_road', 2), ('cockroach_pig', 3)
 ),
+-- For every column c and road k: the lengths of columns c-1, c-1-k and c-k (null if none).
+compared AS (
+    SELECT l.shoe_id, l.col, r.road, r.k,
+           lag(l.length, 1) OVER w AS before,
+           CASE r.k WHEN 1 THEN lag(l.length, 2) OVER w WHEN 2 THEN lag(l.length, 3) OVER w
+                    ELSE lag(l.length, 4) OVER w END AS compared,
+           CASE r.k WHEN 1 THEN lag(l.length, 1) OVER w WHEN 2 THEN lag(l.length, 2) OVER w
+                    ELSE lag(l.length, 3) OVER w END AS back
+    FROM lengths AS l
+    CROSS JOIN roads AS r
+    WINDOW w AS (PARTITION BY r.road, l.shoe_id ORDER BY l.col)
+),
 marked AS (
-    SELECT r.road, e.shoe_id, e.seq AS entry_seq,
-           CASE WHEN e.row = 0 THEN CASE WHEN before.length = compared.length THEN 'red' ELSE 'blue' END
-                WHEN back.length = e.row THEN 'blue'
+    SELECT c.road, e.shoe_id, e.seq AS entry_seq,
+           CASE WHEN e.row = 0 THEN CASE WHEN c.before = c.compared THEN 'red' ELSE 'blue' END
+                WHEN c.back = e.row THEN 'blue'
                 ELSE 'red' END AS mark
     FROM big_road AS e
-    CROSS JOIN roads AS r
-    LEFT JOIN lengths AS before ON before.shoe_id = e.shoe_id AND before.col = e.col - 1
-    LEFT JOIN lengths AS compared ON compared.shoe_id = e.shoe_id AND compared.col = e.col - 1 - r.k
-    LEFT JOIN lengths AS back ON back.shoe_id = e.shoe_id AND back.col = e.col - r.k
-    WHERE (e.row = 0 AND e.col >= r.k + 1) OR (e.row >= 1 AND e.col >= r.k)
+    JOIN compared AS c ON c.shoe_id = e.shoe_id AND c.col = e.col
+    WHERE (e.row = 0 AND e.col >= c.k + 1) OR (e.row >= 1 AND e.col >= c.k)
 )
 SELECT road, shoe_id, CAST(row_number() OVER (PARTITION BY road, shoe_id ORDER BY entry_seq) - 1 AS INTEGER) AS seq,
        entry_seq, mark

@@ -16,8 +16,8 @@ q AS (
     UNION ALL SELECT 'T', T FROM p
 ),
 at_least AS (
-    SELECT outcome AS side, streak_index + 1 AS length, count(*) AS streaks
-    FROM rounds
+    SELECT outcome AS side, streak_index + 1 AS length, CAST(sum(weight) AS BIGINT) AS streaks
+    FROM round_groups
     GROUP BY ALL
 ),
 counted AS (
