@@ -20,10 +20,14 @@ ROAD = ["road", "shoe_id"]
 
 
 def _logical(marks: pl.LazyFrame) -> pl.LazyFrame:
-    """road_logical.sql: a new column whenever the mark changes; `row` is the index inside it."""
-    starts = pl.col("mark").ne_missing(pl.col("mark").shift()).cast(pl.Int32)
-    return (marks.with_columns(col=(starts.cum_sum() - 1).over(ROAD, order_by="seq"))
-            .with_columns(row=pl.int_range(pl.len(), dtype=pl.Int32).over(*ROAD, "col", order_by="seq")))
+    """road_logical.sql: a new column whenever the mark changes; `row` is the entry's seq minus
+    the seq that started its column, both from one pass over each road of each shoe."""
+    starts = pl.col("mark").ne_missing(pl.col("mark").shift())
+    seq = pl.col("seq")
+    return (marks.with_columns(col=(starts.cast(pl.Int32).cum_sum() - 1).over(ROAD, order_by="seq"),
+                               column_start=pl.when(starts).then(seq).forward_fill().over(ROAD, order_by="seq"))
+            .with_columns(row=(seq - pl.col("column_start")).cast(pl.Int32))
+            .drop("column_start"))
 
 
 def big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
