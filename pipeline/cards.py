@@ -20,10 +20,6 @@ def rank(code):
     return code // 4 + 1
 
 
-def suit(code):
-    return code % 4
-
-
 def value(code):
     """Baccarat value: ace 1, two to nine face value, ten and pictures 0."""
     r = rank(code)
@@ -31,11 +27,6 @@ def value(code):
 
 
 CODE_VALUES = value(ALL_CODES).astype(np.int8)
-
-
-def shoe(decks: int) -> np.ndarray:
-    """An unshuffled shoe of `decks` decks, as int8 card codes."""
-    return np.tile(ALL_CODES, decks)
 
 
 def code_counts(decks: int) -> list[int]:

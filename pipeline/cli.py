@@ -170,7 +170,7 @@ def simulate(
     rule_set = load_rule_set(rules)
     run_id = check_run_id(run_id or f"{rule_set.name}-s{seed}-n{shoes}")
     plan = job.Plan(run_id, rule_set, seed, shoes, writable_folder(out), partitions)
-    if (existing := job.prepare(plan, overwrite)) is not None:
+    if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return
     started = time.monotonic()

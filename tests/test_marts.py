@@ -237,7 +237,7 @@ def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, 
     after = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
     assert after == before
     status, _, err = cli("marts", "--out", two_runs, "--run-id", "second")  # other runs are unaffected
-    assert status == 0 and f"warning: run 'first' left out of the warehouse" in err
+    assert status == 0 and "warning: run 'first' left out of the warehouse" in err
 
 
 @pytest.mark.parametrize(("args", "message"), [

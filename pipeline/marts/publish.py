@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import MARTS, RunInput, load_run
-from pipeline.runs import TEMPORARY_PREFIX, committed_runs, data_dir, read_manifest
+from pipeline.runs import TEMPORARY_PREFIX, committed_runs, read_manifest
 from pipeline.schemas import contract
 
 WAREHOUSE = "warehouse.duckdb"

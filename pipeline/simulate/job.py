@@ -35,8 +35,6 @@ SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, boun
 SHOES_PER_TASK = 100_000  # few enough tasks that Spark's per-task cost stays small
 MAX_SEED = 2**64 - 1
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
-# Test-only fault injection (the reliability tests): fail a task's first attempt.
-FAIL_FIRST_ATTEMPT = "BACCARAT_TEST_FAIL_FIRST_ATTEMPT"
 
 
 @dataclass(frozen=True)
@@ -66,10 +64,8 @@ def part_name(first: int, last: int) -> str:
     return f"part-{first:012d}-{last - 1:012d}.parquet"
 
 
-def write_range(plan: Plan, first: int, last: int, attempt: int = 0) -> dict:
+def write_range(plan: Plan, first: int, last: int) -> dict:
     """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task."""
-    if os.environ.get(FAIL_FIRST_ATTEMPT) and attempt == 0:
-        raise RuntimeError(f"injected failure of the first attempt for shoes {first}..{last - 1}")
     dealer = Dealer.of(plan.rule_set)
     name = part_name(first, last)
     targets = {table: data_dir(plan.out, table, plan.run_id) / name for table in ("rounds", "shoes")}
@@ -140,7 +136,7 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
 
     def task(shoe_range):
-        result = write_range(plan, *shoe_range, _attempt())
+        result = write_range(plan, *shoe_range)
         shoes_done.add(shoe_range[1] - shoe_range[0])
         rounds_done.add(sum(result["outcomes"].values()))
         return result
@@ -169,13 +165,6 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     }
     commit(plan.out, manifest)
     return manifest
-
-
-def _attempt() -> int:
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    return context.attemptNumber() if context else 0
 
 
 def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
