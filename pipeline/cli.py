@@ -165,14 +165,14 @@ def simulate(
     master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
     partitions: Annotated[int | None, typer.Option(min=1, help="Tasks, and files per table.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
-) -> None:
+) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Parquet, committed by a manifest."""
     rule_set = load_rule_set(rules)
     run_id = check_run_id(run_id or f"{rule_set.name}-s{seed}-n{shoes}")
     plan = job.Plan(run_id, rule_set, seed, shoes, writable_folder(out), partitions)
     if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
-        return
+        return run_id
     started = time.monotonic()
     spark = spark_session(master, f"baccarat simulate {run_id}")
     if plan.partitions is None:
@@ -183,6 +183,7 @@ def simulate(
     finally:
         reporter.close()
     _summary(manifest, out, time.monotonic() - started)
+    return run_id
 
 
 EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
@@ -253,6 +254,123 @@ def _read_sequences(path: Path) -> tuple[list, list[str]]:
     return ids, sequences
 
 
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option(help="The folder holding the runs and warehouse.duckdb.")] = Path("data"),
+    run_id: Annotated[str | None, typer.Option(help="Default: the newest run in the warehouse.")] = None,
+    shoe_id: Annotated[int | None, typer.Option(min=0, help="The shoe whose roads are drawn.")] = None,
+) -> Path:
+    """Write DIR/report/index.html, a self-contained dashboard of one run (opens with no network)."""
+    from pipeline.report import build_report
+
+    page = build_report(out, run_id, shoe_id)
+    print(f"report: {page}")
+    return page
+
+
+@app.command()
+def run(
+    shoes: Annotated[int, typer.Option(min=1, help="How many shoes to deal.")] = 20_000,
+    rules: RulesOption = DEFAULT_RULES,
+    seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")] = 1,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("data"),
+    master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
+) -> None:
+    """The whole pipeline: simulate, marts, warehouse and report; then where everything is."""
+    run_id = simulate(shoes=shoes, seed=seed, rules=rules, run_id=None, out=out, master=master,
+                      partitions=None, overwrite=False)
+    marts(out=out, run_id=[run_id], engine=Engine.duckdb, road_cells_shoes=ROAD_CELLS_SHOES,
+          road_stats_shoes=ROAD_STATS_SHOES)
+    page = report(out=out, run_id=run_id, shoe_id=None)
+    print(f"\nrun {run_id!r} is ready:\n"
+          f"  rounds and shoes  {out / 'rounds'}, {out / 'shoes'} (Parquet), manifest "
+          f"{out / 'manifests' / (run_id + '.json')}\n"
+          f"  dashboard tables  {out / 'marts'} (Parquet) and {out / 'warehouse.duckdb'}\n"
+          f"  report            {page}\n"
+          f"  query it          baccarat sql --out {out} 'SELECT * FROM bet_performance'")
+
+
+def _warehouse(out: Path):
+    import duckdb
+
+    from pipeline.marts.publish import WAREHOUSE
+
+    path = out / WAREHOUSE
+    if not path.is_file():
+        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts --out {out}` first)")
+    return duckdb.connect(str(path), read_only=True)
+
+
+def _execute(con, statement: str):
+    import duckdb
+
+    try:
+        return con.sql(statement)
+    except duckdb.Error as error:
+        raise BaccaratError(str(error).strip().splitlines()[0]) from None
+
+
+@app.command()
+def sql(
+    query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
+    out: Annotated[Path, typer.Option(help="The folder holding warehouse.duckdb.")] = Path("data"),
+) -> int:
+    """Query warehouse.duckdb (read-only): one query, or a prompt reading statements ending in ';'."""
+    with _warehouse(out) as con:
+        if query is not None:
+            if (result := _execute(con, query)) is not None:
+                result.show(max_width=200, max_rows=200)
+            return 0
+        return _shell(con)
+
+
+def _shell(con) -> int:
+    """Statements ending in ';' from stdin; a prompt on a terminal, none in a pipe. Exit status 1 if
+    a statement failed in a pipe (a script), 0 otherwise; .quit or end of input leaves."""
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print("warehouse.duckdb (read-only): tables " + ", ".join(
+            name for (name,) in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall())
+            + ". End statements with ';', leave with .quit")
+    failed, lines = False, []
+    while True:
+        try:
+            line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            break
+        if not interactive and not line:
+            break
+        if line.strip() in (".quit", ".exit"):
+            break
+        lines.append(line.rstrip("\n"))
+        statement = "\n".join(lines).strip()
+        if statement.endswith(";"):
+            lines = []
+            try:
+                if (result := _execute(con, statement)) is not None:
+                    result.show(max_width=200, max_rows=200)
+            except BaccaratError as error:
+                print(f"error: {error}", file=sys.stderr)
+                failed = True
+    return int(failed and not interactive)
+
+
+@app.command()
+def docs(
+    path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
+    check: Annotated[bool, typer.Option(help="Only check that the file is up to date.")] = False,
+) -> None:
+    """Generate the data dictionary (docs/tables.md) from the contracts in schemas/."""
+    from pipeline.dictionary import data_dictionary, write_dictionary
+
+    if check:
+        if not path.is_file() or path.read_text(encoding="utf-8") != data_dictionary():
+            raise BaccaratError(f"{path} is out of date with schemas/: run `baccarat docs`")
+        print(f"{path} is up to date")
+        return
+    print(f"{path} {'written' if write_dictionary(path) else 'already up to date'}")
+
+
 def _summary(manifest: dict, out: Path, seconds: float) -> None:
     rounds = manifest["rounds"]
     shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in manifest["outcomes"].items())
@@ -283,10 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def run() -> None:
+def console() -> None:
     """Console-script entry point."""
     sys.exit(main())
 
 
 if __name__ == "__main__":
-    run()
+    console()
