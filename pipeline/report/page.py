@@ -1,0 +1,277 @@
+"""The page: header, key figures, a grid of chart cards and the tables, as one HTML string."""
+
+import html
+from datetime import datetime
+
+import plotly.graph_objects as go
+import polars as pl
+from plotly.offline import get_plotlyjs
+
+from pipeline.report.charts import (
+    convergence_chart,
+    ev_chart,
+    outcome_chart,
+    pattern_chart,
+    payout_fan_chart,
+    streak_chart,
+)
+from pipeline.report.roads import roads_chart
+from pipeline.report.style import SIDE_COLOURS, SIDE_NAMES, Z95, bet_colour, bet_label, number, percent
+
+PLOT_CONFIG = {"displaylogo": False, "responsive": True, "displayModeBar": False}
+# Charts are drawn while the page is parsed; once everything is laid out, fit them to their cards.
+RESIZE = ("window.addEventListener('load', function () { document.querySelectorAll('.js-plotly-plot')"
+          ".forEach(function (plot) { Plotly.Plots.resize(plot); }); });")
+
+CSS = """
+:root { --ink: #1f2933; --muted: #616e7c; --line: #e4e7eb; --bg: #f3f4f6; --felt: #0b4a36;
+        --banker: #d62728; --player: #1f77b4; --tie: #2ca02c; --flag: #ff7f0e; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--ink);
+       font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; }
+header { background: linear-gradient(120deg, #06291e, var(--felt)); color: #fff; padding: 22px 32px 18px; }
+header h1 { margin: 0; font-size: 26px; font-weight: 650; letter-spacing: .2px; }
+header h1 .rules { display: inline-block; margin-left: 12px; padding: 2px 10px; border-radius: 999px;
+                   background: rgba(255,255,255,.16); font-size: 14px; vertical-align: middle; font-weight: 500; }
+header p { margin: 6px 0 0; color: #cfe3da; font-size: 13px; }
+main { max-width: 1440px; margin: 0 auto; padding: 20px 24px 40px; }
+.kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px; margin-bottom: 16px; }
+.kpi { background: #fff; border-radius: 10px; padding: 12px 16px; box-shadow: 0 1px 3px rgba(15,23,42,.08);
+       border-top: 4px solid var(--accent, #7b8794); }
+.kpi .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .5px; }
+.kpi .value { font-size: 24px; font-weight: 650; margin-top: 2px; font-variant-numeric: tabular-nums; }
+.kpi .note { color: var(--muted); font-size: 12px; }
+.grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
+@media (max-width: 1100px) { .grid { grid-template-columns: minmax(0, 1fr); } }
+.card { background: #fff; border-radius: 10px; padding: 14px 16px 8px; box-shadow: 0 1px 3px rgba(15,23,42,.08);
+        min-width: 0; }
+.card.wide { grid-column: 1 / -1; }
+.card h2 { margin: 0; font-size: 16px; font-weight: 650; }
+.card .caption { margin: 2px 0 6px; color: var(--muted); font-size: 12.5px; }
+.chart { width: 100%; }
+.chart.scroll { overflow-x: auto; }
+.chart.scroll > div { margin: 0 auto; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0 12px; font-variant-numeric: tabular-nums; }
+th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
+th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .3px; }
+th:first-child, td:first-child { text-align: left; }
+table.params td { text-align: left; white-space: normal; }
+table.params td:first-child { color: var(--muted); width: 34%; }
+td.flag { color: var(--flag); font-weight: 700; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 8px; }
+h3 { margin: 10px 0 0; font-size: 13px; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; }
+footer { color: var(--muted); font-size: 12px; text-align: center; padding: 8px 0 24px; }
+"""
+
+
+def figure_div(key: str, fig: go.Figure, scroll: bool = False) -> str:
+    """A chart container the browser test can find: class "chart", data-chart KEY."""
+    body = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"plot-{key}", config=PLOT_CONFIG)
+    return f'<div class="chart{" scroll" if scroll else ""}" data-chart="{key}" id="chart-{key}">{body}</div>'
+
+
+def card(title: str, caption: str, body: str, wide: bool = False) -> str:
+    return (f'<section class="card{" wide" if wide else ""}"><h2>{html.escape(title)}</h2>'
+            f'<p class="caption">{html.escape(caption)}</p>{body}</section>')
+
+
+def table(headers: list[str], rows: list[list[str]], css: str = "") -> str:
+    """Cells are HTML already (escaped by the caller); a cell starting with '!' is flagged."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f'<td class="flag">{c[1:]}</td>' if c.startswith("!") else f"<td>{c}</td>"
+                                    for c in row) + "</tr>" for row in rows)
+    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _z(value: float | None) -> str:
+    return "–" if value is None else ("!" if abs(value) > 2 else "") + f"{value:+.2f}".replace("-", "−")
+
+
+def outcome_table(summary: pl.DataFrame) -> str:
+    rows = []
+    for r in summary.iter_rows(named=True):
+        half = Z95 * (r["exact_share"] * (1 - r["exact_share"]) / r["rounds"]) ** 0.5 if r["rounds"] else None
+        swatch = f'<span class="swatch" style="background:{SIDE_COLOURS.get(r["outcome"], "#999")}"></span>'
+        rows.append([swatch + html.escape(SIDE_NAMES.get(r["outcome"], r["outcome"])), number(r["count"]),
+                     percent(r["share"], 3), percent(r["exact_share"], 3),
+                     "–" if half is None else f"± {half * 100:.3f} %", _z(r["z_score"])])
+    return table(["Outcome", "Rounds won", "Share", "Exact", "95 % interval", "z"], rows)
+
+
+def bet_table(bets: pl.DataFrame) -> str:
+    rows = []
+    for r in bets.iter_rows(named=True):
+        swatch = f'<span class="swatch" style="background:{bet_colour(r["bet"])}"></span>'
+        interval = ("–" if r["ev_ci_low"] is None or r["ev_ci_high"] is None
+                    else f"{percent(r['ev_ci_low'], 3)} to {percent(r['ev_ci_high'], 3)}").replace("-", "−")
+        rows.append([swatch + html.escape(bet_label(r["bet"])), number(r["rounds"]), number(r["hits"]),
+                     number(float(r["total_net"]), 2), percent(r["ev"], 3).replace("-", "−"), interval,
+                     percent(r["exact_ev"], 3).replace("-", "−"), percent(-r["exact_ev"], 3).replace("-", "−"),
+                     number(r["sd"], 4), number(r["exact_sd"], 4), _z(r["z_score"])])
+    return table(["Bet", "Rounds", "Hits", "Total net", "EV", "EV 95 % interval", "Exact EV", "House edge",
+                  "SD", "Exact SD", "z"], rows)
+
+
+def _when(stamp: str | None) -> str:
+    if not stamp:
+        return "–"
+    try:
+        return datetime.fromisoformat(stamp).strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+    except ValueError:
+        return stamp
+
+
+def _duration(manifest: dict) -> str:
+    try:
+        seconds = (datetime.fromisoformat(manifest["ended_at"]) - datetime.fromisoformat(manifest["started_at"]))
+        return f"{seconds.total_seconds():,.1f} s"
+    except (KeyError, TypeError, ValueError):
+        return "–"
+
+
+def payouts(manifest: dict) -> str:
+    """'player 1:1, banker 0.95:1 (…), tie 8:1' from the manifest's resolved rule set."""
+    bets = manifest.get("parameters", {}).get("rules", {}).get("bets", {})
+    parts = []
+    for bet, terms in bets.items():
+        extra = []
+        if terms.get("pays_on_six") is not None:
+            extra.append(f"{terms['pays_on_six']}:1 on a winning 6")
+        if terms.get("push_on_three_card_seven"):
+            extra.append("push on a three-card 7")
+        parts.append(f"{bet_label(bet)} {terms.get('pays')}:1" + (f" ({', '.join(extra)})" if extra else ""))
+    return ", ".join(parts) or "–"
+
+
+def parameters(run_id: str, manifest: dict | None, summary: pl.DataFrame) -> list[tuple[str, str]]:
+    """The run's parameters as (name, value) pairs, from its manifest (the commit)."""
+    m = manifest or {}
+    rules = m.get("parameters", {}).get("rules", {})
+    first = summary.row(0, named=True) if summary.height else {}
+    burn, cut = rules.get("burn") or {}, rules.get("cut_card") or {}
+    return [
+        ("Run id", run_id),
+        ("Rules", f"{m.get('rules', first.get('rules', '–'))}" + (f": {rules['description']}" if rules.get(
+            "description") else "")),
+        ("Decks", str(m.get("decks", "–"))),
+        ("Payouts (net per unit)", payouts(m)),
+        ("Burn", "on" if burn.get("enabled") else "off" if burn else "–"),
+        ("Cut card", f"{cut['cards_from_end']} cards from the end" + (", one more round after it"
+                                                                      if cut.get("extra_round") else "")
+         if cut else "–"),
+        ("Seed", str(m.get("seed", "–"))),
+        ("Shoes", number(m.get("shoes", first.get("shoes")))),
+        ("Rounds", number(m.get("rounds", first.get("rounds")))),
+        ("Partitions", str(m.get("partitions", "–"))),
+        ("Spark master", str(m.get("spark_master", "–"))),
+        ("Started", _when(m.get("started_at"))),
+        ("Ended", _when(m.get("ended_at")) + f" (dealt in {_duration(m)})"),
+        ("Software version", f"baccarat-pipeline {m.get('software_version', '–')}"),
+    ]
+
+
+def parameters_table(pairs: list[tuple[str, str]]) -> str:
+    return table(["Parameter", "Value"], [[html.escape(k), html.escape(v)] for k, v in pairs], css="params")
+
+
+def header(run_id: str, manifest: dict | None, summary: pl.DataFrame) -> str:
+    m = manifest or {}
+    first = summary.row(0, named=True) if summary.height else {}
+    rules = m.get("rules", first.get("rules", "?"))
+    facts = [f"{rules}", f"{m.get('decks', '?')} decks", f"seed {m.get('seed', '?')}",
+             f"{number(m.get('shoes', first.get('shoes')))} shoes",
+             f"{number(m.get('rounds', first.get('rounds')))} rounds",
+             f"{m.get('partitions', '?')} partitions", f"ended {_when(m.get('ended_at'))}",
+             f"baccarat-pipeline {m.get('software_version', '?')}"]
+    if manifest is None:
+        facts.append("manifest missing")
+    return (f'<header><h1>Baccarat run {html.escape(run_id)}<span class="rules">{html.escape(rules)}</span></h1>'
+            f'<p>{" · ".join(html.escape(f) for f in facts)}</p></header>')
+
+
+def kpis(summary: pl.DataFrame, bets: pl.DataFrame) -> str:
+    """Key figures on top: size of the run, the three shares, the banker edge, the worst z."""
+    tiles = []
+    if summary.height:
+        first = summary.row(0, named=True)
+        per_shoe = first["rounds"] / first["shoes"] if first["shoes"] else 0
+        tiles.append(("Shoes", number(first["shoes"]), f"{per_shoe:.1f} rounds per shoe", "#7b8794"))
+        tiles.append(("Rounds", number(first["rounds"]), "one unit staked per bet", "#7b8794"))
+    for r in summary.iter_rows(named=True):
+        tiles.append((SIDE_NAMES.get(r["outcome"], r["outcome"]), percent(r["share"]),
+                      f"exact {percent(r['exact_share'])}", SIDE_COLOURS.get(r["outcome"], "#7b8794")))
+    banker = bets.filter(pl.col("bet") == "banker")
+    if banker.height:
+        b = banker.row(0, named=True)
+        tiles.append(("Banker house edge", percent(-b["ev"]), f"exact {percent(-b['exact_ev'])}", "#d62728"))
+    zs = [abs(z) for z in summary["z_score"].to_list() + bets["z_score"].to_list() if z is not None]
+    if zs:
+        worst = max(zs)
+        tiles.append(("Largest |z|", f"{worst:.2f}", "all within ±3: matches the exact odds" if worst < 3
+                      else "above 3: look closer", "#2ca02c" if worst < 3 else "#ff7f0e"))
+    return '<div class="kpis">' + "".join(
+        f'<div class="kpi" style="--accent:{accent}"><div class="label">{html.escape(label)}</div>'
+        f'<div class="value">{html.escape(value)}</div><div class="note">{html.escape(note)}</div></div>'
+        for label, value, note, accent in tiles) + "</div>"
+
+
+def chart_cards(data: dict[str, pl.DataFrame], shoe_id: int | None) -> dict[str, str]:
+    """Every chart card, keyed by its data-chart name."""
+    summary = data["outcome_summary"]
+    first = summary.row(0, named=True) if summary.height else {"rounds": 0, "shoes": 0}
+    shoe_rounds = first["rounds"] / first["shoes"] if first["shoes"] else 80.0
+    roads_title = f"The five roads of shoe {shoe_id}" if shoe_id is not None else "The five roads"
+    return {
+        "outcomes": card("Outcomes against the exact odds",
+                         "Dot: simulated share with its 95 % interval; black bar: the exact probability.",
+                         figure_div("outcomes", outcome_chart(summary))),
+        "ev": card("EV per bet and house edge",
+                   "Simulated EV per unit staked with its 95 % interval; open diamond: the exact EV "
+                   "(house edge = −EV).", figure_div("ev", ev_chart(data["bet_performance"]))),
+        "payout": card("Payout variance: what a session looks like",
+                       "Net after one round, one shoe, 100 and 1,000 rounds: 1–99 % and 5–95 % of sessions "
+                       "(bands), median and mean. Pick a bet in the menu.",
+                       figure_div("payout", payout_fan_chart(data["payout_variance"], shoe_rounds))),
+        "convergence": card("Convergence of the EV",
+                            "Running EV after n rounds inside the exact EV's 95 % funnel. Pick a bet in the menu.",
+                            figure_div("convergence", convergence_chart(data["ev_convergence"]))),
+        "streaks": card("Streaks against the geometric law",
+                        "Share of Banker and Player streaks (big-road columns) and tie runs by length; "
+                        "dotted: independent rounds.", figure_div("streaks", streak_chart(data["streaks"]))),
+        "patterns": card("Do the roads predict?",
+                         "P(next result = Banker) after each pattern of the last 1–4 results or each derived-road "
+                         "mark, with 95 % intervals, against the unconditional rate; orange: |z| > 2 "
+                         "(about 1 in 20 by chance alone).",
+                         figure_div("patterns", pattern_chart(data["road_patterns"])), wide=True),
+        "roads": card(roads_title,
+                      "Bead plate (every round), big road (a tie: green slash; banker pair: red dot top left; "
+                      "player pair: blue dot bottom right), then big eye boy, small road and cockroach pig "
+                      "(red: the road repeats, blue: it chops).",
+                      figure_div("roads", roads_chart(data["road_cells"], data["shoe_rounds"]), scroll=True),
+                      wide=True),
+    }
+
+
+def assemble_page(run_id: str, manifest: dict | None, data: dict[str, pl.DataFrame], shoe_id: int | None) -> str:
+    """The whole page: plotly.js inlined once in the head, then the header, key figures, charts, tables."""
+    summary, bets = data["outcome_summary"], data["bet_performance"]
+    charts = chart_cards(data, shoe_id)
+    tables = card("The figures", "From outcome_summary and bet_performance; orange z: |z| > 2.",
+                  "<h3>Outcomes</h3>" + outcome_table(summary) + "<h3>Bets</h3>" + bet_table(bets), wide=True)
+    params = card("Run parameters", "From the run's manifest (its commit).",
+                  parameters_table(parameters(run_id, manifest, summary)))
+    order = [charts["outcomes"], charts["ev"], charts["payout"], charts["convergence"], charts["streaks"], params,
+             charts["patterns"], charts["roads"], tables]
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>Baccarat report: {html.escape(run_id)}</title><style>{CSS}</style>"
+        "<script type=\"text/javascript\">window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
+        f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
+        f"{header(run_id, manifest, summary)}<main>{kpis(summary, bets)}"
+        f"<div class=\"grid\">{''.join(order)}</div></main>"
+        f"<script type=\"text/javascript\">{RESIZE}</script>"
+        "<footer>Built by baccarat-pipeline from warehouse.duckdb · one self-contained file: opens with no network"
+        "</footer>"
+        "</body></html>\n"
+    )

@@ -1,0 +1,328 @@
+"""The report: one self-contained HTML page per run, built from the published warehouse.
+
+Unit tests read the page as text and call the chart functions; the browser tests open it in
+Debian's Chromium (headless, no network) and check that every chart is drawn and that the page
+logs nothing on the console. Chromium is required: without it those tests fail, they do not skip.
+"""
+
+import math
+import re
+import shutil
+import subprocess
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import plotly.graph_objects as go
+import polars as pl
+import pytest
+from conftest import simulate
+
+from pipeline.cli import main
+from pipeline.errors import BaccaratError
+from pipeline.report import build_report
+from pipeline.report.charts import (
+    convergence_chart,
+    ev_chart,
+    outcome_chart,
+    pattern_chart,
+    payout_fan_chart,
+    streak_chart,
+)
+from pipeline.report.roads import roads_chart, with_rounds
+from pipeline.report.style import HIGHLIGHT
+
+CHARTS = {"outcomes", "ev", "payout", "convergence", "streaks", "patterns", "roads"}
+RUN_ID = "report-s11-n150"
+
+
+@pytest.fixture(scope="module")
+def report(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """150 shoes simulated, the marts and warehouse published, the report built: (folder, page)."""
+    folder = tmp_path_factory.mktemp("report")
+    simulate(spark, folder, seed=11, shoes=150, partitions=2, run_id=RUN_ID)
+    assert main(["marts", "--out", str(folder)]) == 0
+    return folder, build_report(folder)
+
+
+@pytest.fixture(scope="module")
+def page(report) -> str:
+    return report[1].read_text(encoding="utf-8")
+
+
+def mart(folder: Path, sql: str) -> pl.DataFrame:
+    with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        return con.sql(sql).pl()
+
+
+# --- the page as a file --------------------------------------------------------------------------
+
+def test_page_is_one_file_in_report_folder(report):
+    folder, path = report
+    assert path == folder / "report" / "index.html"
+    assert [p.name for p in path.parent.iterdir()] == ["index.html"]  # no temporary file left behind
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_page_needs_no_network(page):
+    # no script, stylesheet, image or frame loaded from anywhere: every src/href is local or absent
+    assert not re.findall(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""",
+                          page, flags=re.IGNORECASE)
+    assert not re.findall(r"<script\b[^>]*\bsrc\s*=", page, flags=re.IGNORECASE)
+    assert not re.findall(r"<link\b", page, flags=re.IGNORECASE)
+    assert "@import" not in page
+
+
+def test_page_inlines_plotly_js_exactly_once(page):
+    assert len(re.findall(r"\* plotly\.js v\d+\.\d+\.\d+", page)) == 1
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, flags=re.DOTALL)
+    assert sum(len(s) > 1_000_000 for s in scripts) == 1
+
+
+def test_page_has_every_chart_and_table(page):
+    assert set(re.findall(r'class="chart[^"]*" data-chart="([a-z_]+)"', page)) == CHARTS
+    for key in CHARTS:
+        assert len(re.findall(rf'data-chart="{key}"', page)) == 1
+        assert f'id="plot-{key}"' in page  # the plotly div inside the container
+    assert f"<title>Baccarat report: {RUN_ID}</title>" in page
+    assert f"Baccarat run {RUN_ID}" in page and "punto_banco" in page
+    assert page.count("<table") == 3  # outcomes, bets, run parameters
+    for heading in ("Rounds won", "Exact EV", "House edge", "Software version", "Partitions", "Seed"):
+        assert f"<th>{heading}</th>" in page or f"<td>{heading}</td>" in page
+    assert "The five roads of shoe 0" in page
+
+
+def test_tables_show_the_marts_figures(report, page):
+    folder, _ = report
+    summary = mart(folder, f"SELECT * FROM outcome_summary WHERE run_id = '{RUN_ID}'")
+    for row in summary.iter_rows(named=True):
+        assert f"{row['count']:,}" in page
+        assert f"{row['share'] * 100:.3f} %" in page
+    bets = mart(folder, f"SELECT * FROM bet_performance WHERE run_id = '{RUN_ID}'")
+    for row in bets.iter_rows(named=True):
+        assert f"{-row['exact_ev'] * 100:.3f} %" in page  # house edge
+    rounds = summary["rounds"][0]
+    assert f"<td>{rounds:,}</td>" in page and "<td>150</td>" in page and "<td>11</td>" in page  # rounds, shoes, seed
+
+
+def test_rebuilding_replaces_the_page(report):
+    folder, path = report
+    before = path.stat().st_ino
+    assert build_report(folder, RUN_ID) == path
+    assert path.stat().st_ino != before  # a new file renamed over the old one
+    assert [p.name for p in path.parent.iterdir()] == ["index.html"]
+
+
+# --- choosing the run and the shoe; errors ----------------------------------------------------------
+
+def test_default_run_is_the_newest_and_shoe_can_be_chosen(spark, tmp_path):
+    simulate(spark, tmp_path, seed=1, shoes=12, partitions=1, run_id="zz-older")
+    time.sleep(0.01)
+    simulate(spark, tmp_path, seed=2, shoes=12, partitions=1, run_id="aa-newer")
+    assert main(["marts", "--out", str(tmp_path)]) == 0
+    assert "Baccarat run aa-newer" in build_report(tmp_path).read_text(encoding="utf-8")
+    page = build_report(tmp_path, "zz-older", shoe_id=5).read_text(encoding="utf-8")
+    assert "Baccarat run zz-older" in page and "The five roads of shoe 5" in page
+    with pytest.raises(BaccaratError) as error:
+        build_report(tmp_path, "zz-older", shoe_id=12)
+    assert "shoe 12" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_missing_warehouse_is_one_line_error(tmp_path):
+    with pytest.raises(BaccaratError) as error:
+        build_report(tmp_path)
+    message = str(error.value)
+    assert "no warehouse" in message and str(tmp_path / "warehouse.duckdb") in message and "\n" not in message
+    assert not (tmp_path / "report").exists()
+
+
+def test_unknown_run_is_one_line_error(report):
+    folder, _ = report
+    with pytest.raises(BaccaratError) as error:
+        build_report(folder, "no-such-run")
+    message = str(error.value)
+    assert "'no-such-run'" in message and RUN_ID in message and "\n" not in message
+
+
+# --- the chart functions (pure: marts in, figure out) ------------------------------------------------
+
+def test_outcome_intervals_use_the_exact_share(report):
+    folder, _ = report
+    summary = mart(folder, f"SELECT * FROM outcome_summary WHERE run_id = '{RUN_ID}'")
+    fig = outcome_chart(summary)
+    points = [t for t in fig.data if t.error_y.array is not None]
+    assert len(points) == 3
+    for trace in points:
+        row = summary.filter(pl.col("outcome") == trace.x[0][0]).row(0, named=True)
+        p0 = row["exact_share"]
+        assert trace.y[0] == pytest.approx(row["share"])
+        assert trace.error_y.array[0] == pytest.approx(1.96 * math.sqrt(p0 * (1 - p0) / row["rounds"]))
+        assert trace.marker.color == {"B": "#d62728", "P": "#1f77b4", "T": "#2ca02c"}[row["outcome"]]
+
+
+def test_ev_chart_intervals_and_exact(report):
+    folder, _ = report
+    bets = mart(folder, f"SELECT * FROM bet_performance WHERE run_id = '{RUN_ID}'")
+    fig = ev_chart(bets)
+    for row in bets.iter_rows(named=True):
+        trace = next(t for t in fig.data if t.error_x.array is not None and t.x[0] == row["ev"])
+        assert trace.error_x.array[0] == pytest.approx(row["ev_ci_high"] - row["ev"])
+        assert trace.error_x.arrayminus[0] == pytest.approx(row["ev"] - row["ev_ci_low"])
+    exact = next(t for t in fig.data if t.name == "exact EV")
+    assert list(exact.x) == pytest.approx(bets["exact_ev"].to_list())
+
+
+def test_payout_fan_horizons_and_menu(report):
+    folder, _ = report
+    variance = mart(folder, f"SELECT * FROM payout_variance WHERE run_id = '{RUN_ID}'")
+    summary = mart(folder, f"SELECT * FROM outcome_summary WHERE run_id = '{RUN_ID}'")
+    per_shoe = summary["rounds"][0] / summary["shoes"][0]
+    fig = payout_fan_chart(variance, per_shoe)
+    bets = variance["bet"].unique().to_list()
+    assert len(fig.data) == 6 * len(bets)
+    shown = [t for t in fig.data if t.visible]
+    assert len(shown) == 6 and shown[4].line.color == "#d62728"  # banker by default
+    assert list(shown[0].x) == pytest.approx(sorted([1, per_shoe, 100, 1000]))
+    assert fig.layout.xaxis.type == "log"
+    banker = variance.filter(pl.col("bet") == "banker").with_columns(pl.col("p50").cast(pl.Float64))
+    assert sorted(shown[4].y) == sorted(banker["p50"].to_list())
+    assert {b.label for b in fig.layout.updatemenus[0].buttons} == {b.replace("_", " ").capitalize() for b in bets}
+
+
+def test_convergence_streaks_and_patterns(report):
+    folder, _ = report
+    conv = mart(folder, f"SELECT * FROM ev_convergence WHERE run_id = '{RUN_ID}'")
+    fig = convergence_chart(conv)
+    assert fig.layout.xaxis.type == "log" and len([t for t in fig.data if t.visible]) == 4
+    streaks = mart(folder, f"SELECT * FROM streaks WHERE run_id = '{RUN_ID}'")
+    fig = streak_chart(streaks)
+    assert fig.layout.yaxis.type == "log" and len(fig.data) == 6
+    patterns = mart(folder, f"SELECT * FROM road_patterns WHERE run_id = '{RUN_ID}'")
+    fig = pattern_chart(patterns)
+    bars = fig.data[0]
+    assert len(bars.marker.color) == patterns.height
+    strong = sum(abs(z) > 2 for z in patterns["z_score"].to_list() if z is not None)
+    assert sum(c == HIGHLIGHT for c in bars.marker.color) == strong
+    interval = fig.data[1]
+    p0 = patterns["p_unconditional"][0]
+    most = patterns["observations"].max()
+    assert min(interval.error_y.array) == pytest.approx(1.96 * math.sqrt(p0 * (1 - p0) / most))
+
+
+def test_roads_cells_carry_rounds_and_pairs(report):
+    folder, _ = report
+    cells = mart(folder, f"SELECT * FROM road_cells WHERE run_id = '{RUN_ID}' AND shoe_id = 0")
+    rounds = mart(folder, f"SELECT round, outcome, player_pair, banker_pair FROM rounds "
+                          f"WHERE run_id = '{RUN_ID}' AND shoe_id = 0 ORDER BY round")
+    joined = with_rounds(cells, rounds)
+    bead = joined.filter(pl.col("road") == "bead_plate")
+    assert bead.height == rounds.height and (bead["seq"] + 1 == bead["round"]).all()
+    big = joined.filter(pl.col("road") == "big_road").sort("seq")
+    non_ties = rounds.filter(pl.col("outcome") != "T")
+    assert big.height == non_ties.height
+    assert big["mark"].to_list() == non_ties["outcome"].to_list()
+    assert big["round"].to_list() == non_ties["round"].to_list()
+    assert big["ties"].sum() == rounds.filter(pl.col("outcome") == "T").height
+    fig = roads_chart(cells, rounds)
+    assert isinstance(fig, go.Figure) and len(fig.layout.annotations) == 5  # the five road titles
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # row 0 on top
+    dots = [t for t in fig.data if t.hovertemplate and "banker pair" in t.hovertemplate]
+    assert sum(len(t.x) for t in dots) == bead["banker_pair"].sum() + big["banker_pair"].sum()
+
+
+# --- in a real browser ------------------------------------------------------------------------------
+
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# Chromium 156 logs every console message, whatever its level (log, warn, error, an uncaught
+# exception), as one INFO line: `[pid:tid:date/time:INFO:CONSOLE:LINE] "message", source: URL (LINE)`
+# (older versions: `INFO:CONSOLE(LINE)]`). The level is not shown, so any console line fails.
+CONSOLE = re.compile(r"^\[[^\]]*:CONSOLE\b[^\]]*\]\s?(.*)$")
+
+
+def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
+    binary = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if binary is None:
+        pytest.fail("Chromium is not installed (apt-get install chromium); the browser tests need it")
+    return subprocess.run([binary, *BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=180, check=False)
+
+
+def console_messages(stderr: str) -> list[str]:
+    return [m.group(1) for line in stderr.splitlines() if (m := CONSOLE.match(line.strip()))]
+
+
+def dump_dom(page: Path, profile: Path) -> tuple[str, list[str]]:
+    done = chromium("--dump-dom", "--virtual-time-budget=15000", "--enable-logging=stderr", "--v=0",
+                    page.resolve().as_uri(), profile=profile)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, console_messages(done.stderr)
+
+
+class ChartSvgs(HTMLParser):
+    """For each element with data-chart: does it contain an <svg class="main-svg">?"""
+
+    VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                      "wbr"})
+
+    def __init__(self):
+        super().__init__()
+        self.open: list[str | None] = []
+        self.charts: dict[str, bool] = {}
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in self.VOID:
+            return
+        key = attrs.get("data-chart")
+        if key is not None:
+            self.charts.setdefault(key, False)
+        self.open.append(key)
+        if tag == "svg" and "main-svg" in (attrs.get("class") or "").split():
+            for inside in filter(None, self.open):
+                self.charts[inside] = True
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID and self.open:
+            self.open.pop()
+
+
+@pytest.mark.slow
+def test_browser_screenshot(report, tmp_path):
+    _, page = report
+    shot = tmp_path / "page.png"
+    done = chromium(f"--screenshot={shot}", "--window-size=1400,3000", "--virtual-time-budget=15000",
+                    "--hide-scrollbars", page.resolve().as_uri(), profile=tmp_path / "profile")
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1400, 3000)
+    assert len(data) > 50_000
+
+
+@pytest.mark.slow
+def test_browser_draws_every_chart_without_console_errors(report, tmp_path):
+    _, page = report
+    dom, console = dump_dom(page, tmp_path / "profile")
+    parser = ChartSvgs()
+    parser.feed(dom)
+    assert set(parser.charts) == CHARTS
+    assert all(parser.charts.values()), [key for key, drawn in parser.charts.items() if not drawn]
+    assert console == []
+
+
+@pytest.mark.slow
+def test_browser_console_detector_catches_errors(report, tmp_path):
+    """The detector above is proven on the same page with an error and a console.error injected."""
+    _, page = report
+    broken = tmp_path / "broken.html"
+    text = page.read_text(encoding="utf-8")
+    broken.write_text(text.replace("</body>", '<script>console.error("bang")</script>'
+                                              '<script>throw new Error("boom")</script></body>'), encoding="utf-8")
+    dom, console = dump_dom(broken, tmp_path / "profile")
+    assert any("Uncaught Error: boom" in message for message in console), console
+    assert any("bang" in message for message in console), console
+    parser = ChartSvgs()
+    parser.feed(dom)
+    assert all(parser.charts.values())  # the charts themselves are still drawn

@@ -1,0 +1,47 @@
+"""`baccarat run`, the whole pipeline in one command, and `baccarat docs`."""
+
+from pathlib import Path
+
+from pipeline.marts.publish import WAREHOUSE
+from pipeline.runs import committed_runs
+
+DICTIONARY = Path(__file__).parents[1] / "docs" / "tables.md"
+
+
+def test_run_builds_everything_and_says_where(spark, cli, tmp_path):
+    status, out, err = cli("run", "--shoes", 25, "--seed", 5, "--out", tmp_path)
+    assert status == 0, err
+    assert committed_runs(tmp_path) == ["punto_banco-s5-n25"]
+    assert (tmp_path / WAREHOUSE).is_file()
+    assert (tmp_path / "marts" / "bet_performance" / "run_id=punto_banco-s5-n25" / "part-0.parquet").is_file()
+    page = tmp_path / "report" / "index.html"
+    assert page.is_file() and "punto_banco-s5-n25" in page.read_text(encoding="utf-8")
+    assert "run 'punto_banco-s5-n25' is ready" in out and str(page) in out and "baccarat sql" in out
+
+
+def test_run_again_is_idempotent(spark, cli, tmp_path):
+    assert cli("run", "--shoes", 20, "--seed", 6, "--out", tmp_path)[0] == 0
+    first = {p: p.read_bytes() for p in (tmp_path / "rounds").rglob("*.parquet")}
+    status, out, _ = cli("run", "--shoes", 20, "--seed", 6, "--out", tmp_path)
+    assert status == 0 and "already committed with these parameters" in out
+    assert {p: p.read_bytes() for p in (tmp_path / "rounds").rglob("*.parquet")} == first
+
+
+def test_run_refuses_bad_input_before_doing_anything(cli, tmp_path):
+    status, _, err = cli("run", "--shoes", 0, "--out", tmp_path)
+    assert status == 2 and "Invalid value for '--shoes'" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_docs_check_passes_on_the_repository(cli):
+    status, out, _ = cli("docs", "--check", "--path", DICTIONARY)
+    assert status == 0 and "is up to date" in out
+
+
+def test_docs_writes_and_check_notices_a_stale_file(cli, tmp_path):
+    target = tmp_path / "tables.md"
+    assert cli("docs", "--path", target)[0] == 0
+    assert target.read_text(encoding="utf-8") == DICTIONARY.read_text(encoding="utf-8")
+    target.write_text(target.read_text(encoding="utf-8") + "edited by hand\n", encoding="utf-8")
+    status, _, err = cli("docs", "--check", "--path", target)
+    assert status == 2 and err.count("\n") == 1 and "is out of date with schemas/: run `baccarat docs`" in err
