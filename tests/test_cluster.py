@@ -1,7 +1,9 @@
 """A real Spark standalone cluster on 127.0.0.1: the job submitted through spark-submit deals
 exactly what local mode deals."""
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -35,7 +37,9 @@ def wait_for(condition, what: str, seconds: float = 90) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A standalone master and one worker, stopped afterwards; yields (master URL, environment)."""
+    """A standalone master and two one-core workers, each worker in its own process group (so that
+    killing the group takes its executor too); stopped afterwards. Yields (URL, environment,
+    processes by name)."""
     logs = tmp_path_factory.mktemp("cluster")
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
@@ -45,29 +49,31 @@ def cluster(tmp_path_factory):
     commands = {
         "master": [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                    "--port", str(port), "--webui-port", str(free_port())],
-        "worker": [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-                   "--cores", "2", "--memory", "2g", "--webui-port", str(free_port()),
-                   "--work-dir", str(logs / "work")],
+        **{f"worker{n}": [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                          "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
+                          "--work-dir", str(logs / f"work{n}")] for n in (1, 2)},
     }
     processes = {}
     try:
         for name, command in commands.items():
             log = open(logs / f"{name}.log", "w")
-            processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+            processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                               start_new_session=True)
             if name == "master":
                 wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, "the master")
-        wait_for(lambda: "Registering worker" in (logs / "master.log").read_text(), "the worker to register")
-        yield url, env
+        wait_for(lambda: (logs / "master.log").read_text().count("Registering worker") == 2, "two workers")
+        yield url, env, processes
     finally:
         for process in processes.values():
-            process.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
         for process in processes.values():
             process.wait(timeout=30)
 
 
 @pytest.mark.slow
 def test_cluster_run_equals_local_run(cluster, spark, tmp_path):
-    url, env = cluster
+    url, env, _ = cluster
     local = simulate(spark, tmp_path / "local", seed=31, shoes=160, partitions=2)
     submitted = subprocess.run(
         [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, str(JOB),
@@ -81,3 +87,29 @@ def test_cluster_run_equals_local_run(cluster, spark, tmp_path):
     for table in ("rounds", "shoes"):
         assert_frame_equal(read_table(tmp_path / "local", local["run_id"], table),
                            read_table(tmp_path / "cluster", local["run_id"], table))
+
+
+def submit(url: str, env: dict, out: Path, shoes: int, partitions: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, str(JOB), "--shoes", str(shoes),
+         "--seed", "77", "--out", str(out), "--run-id", "survivor", "--partitions", str(partitions)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_job_leaves_identical_content(cluster, spark, tmp_path):
+    """Runs last in this module: it leaves the cluster with one worker."""
+    url, env, processes = cluster
+    job = submit(url, env, tmp_path / "cluster", shoes=40_000, partitions=16)
+    written = tmp_path / "cluster" / "rounds" / "run_id=survivor"
+    wait_for(lambda: written.is_dir() and len(list(written.glob("part-*.parquet"))) >= 2, "the first files", 120)
+    os.killpg(processes["worker2"].pid, signal.SIGKILL)  # the worker, its executor and Python workers
+    _, stderr = job.communicate(timeout=300)
+    assert job.returncode == 0, stderr[-3000:]
+    assert "Lost executor" in stderr and "worker lost" in stderr  # the fault hit a running job
+    assert processes["worker2"].wait(timeout=30) != 0
+    local = simulate(spark, tmp_path / "local", seed=77, shoes=40_000, partitions=16, run_id="survivor")
+    on_cluster = read_manifest(tmp_path / "cluster", "survivor")
+    assert [f["sha256"] for f in on_cluster["files"]] == [f["sha256"] for f in local["files"]]
+    assert sorted(p.name for p in written.iterdir()) == sorted(
+        f["path"].rsplit("/", 1)[1] for f in on_cluster["files"] if f["table"] == "rounds")
