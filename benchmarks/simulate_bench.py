@@ -239,16 +239,43 @@ def main() -> None:
     parser.add_argument("--kernel-shoes", type=int, default=200_000, help="shoes for the kernel timing")
     parser.add_argument("--c-shoes", type=int, default=400_000, help="shoes for the C reference")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--load", action="store_true",
+                        help="only the job and its memory, for load runs too large for the in-memory reference")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="simulate-bench-"))
     try:
-        report(args, workdir)
+        (load_report if args.load else report)(args, workdir)
     finally:
         if args.keep:
             print(f"kept {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def simulate_line(shoes: int, sim: dict) -> str:
+    rounds, in_job = sim["manifest"]["rounds"], job_seconds(sim["manifest"])
+    return (f"baccarat simulate:  {shoes:,} shoes  {rounds:,} rounds  {sim['seconds']:.1f} s wall "
+            f"({sim['seconds'] - in_job:.1f} s before job.run: start-up and Spark session; "
+            f"{in_job:.1f} s in job.run: tasks and commit; {rounds / sim['seconds'] / 1e6:.2f}M rounds/s)")
+
+
+def memory_verdict(peaks: dict) -> str:
+    peak_name, peak_kb = max(peaks.values(), key=lambda p: p[1])
+    peak_mb = peak_kb / 1024
+    return (f"memory        peak {peak_mb:,.0f} MB ({peak_name})  (target < {MEMORY_TARGET_MB} MB per process)  "
+            f"{verdict(peak_mb < MEMORY_TARGET_MB)}")
+
+
+def load_report(args, workdir: Path) -> None:
+    """The job alone on a large run: its time, the size on disk and every process's peak memory."""
+    sim = run_simulate(args.shoes, workdir / "out")
+    print(simulate_line(args.shoes, sim), flush=True)
+    size = sum(p.stat().st_size for p in (workdir / "out").rglob("*") if p.is_file())
+    print(f"on disk: {size / 2**30:.2f} GiB ({size / sim['manifest']['rounds']:.1f} bytes per round)")
+    print("peak memory per process (VmHWM):")
+    print("\n".join(memory_lines(sim["peaks"])))
+    print(memory_verdict(sim["peaks"]))
 
 
 def report(args, workdir: Path) -> None:
@@ -262,10 +289,7 @@ def report(args, workdir: Path) -> None:
 
     sim = run_simulate(args.shoes, workdir / "out")
     rounds = sim["manifest"]["rounds"]
-    in_job = job_seconds(sim["manifest"])
-    print(f"baccarat simulate:  {args.shoes:,} shoes  {rounds:,} rounds  {sim['seconds']:.1f} s wall "
-          f"({sim['seconds'] - in_job:.1f} s before job.run: start-up and Spark session; "
-          f"{in_job:.1f} s in job.run: tasks and commit; {rounds / sim['seconds'] / 1e6:.2f}M rounds/s)", flush=True)
+    print(simulate_line(args.shoes, sim), flush=True)
     shutil.rmtree(workdir / "out")
 
     ref_seconds, ref_rounds = pyarrow_reference(args.shoes, workdir)
@@ -276,8 +300,6 @@ def report(args, workdir: Path) -> None:
 
     print("peak memory per process (VmHWM):")
     print("\n".join(memory_lines(sim["peaks"])))
-    peak_name, peak_kb = max(sim["peaks"].values(), key=lambda p: p[1])
-    peak_mb = peak_kb / 1024
 
     k_ratio, s_ratio = k_rate / c_rate, sim["seconds"] / ref_seconds
     print()
@@ -285,8 +307,7 @@ def report(args, workdir: Path) -> None:
           f"ratio {k_ratio:.2f}  (target >= {KERNEL_TARGET:.2f})  {verdict(k_ratio >= KERNEL_TARGET)}")
     print(f"simulate      {args.shoes:,} shoes  {sim['seconds']:.1f} s   pyarrow 2 procs {ref_seconds:.1f} s   "
           f"ratio {s_ratio:.2f}  (target <= {SIMULATE_TARGET:.2f})  {verdict(s_ratio <= SIMULATE_TARGET)}")
-    print(f"memory        peak {peak_mb:,.0f} MB ({peak_name})  (target < {MEMORY_TARGET_MB} MB per process)  "
-          f"{verdict(peak_mb < MEMORY_TARGET_MB)}")
+    print(memory_verdict(sim["peaks"]))
 
 
 if __name__ == "__main__":

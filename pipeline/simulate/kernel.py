@@ -46,18 +46,15 @@ def rng_seed(seed, shoe_id):
 
 
 @njit(cache=True)
-def shuffled_shoe(start, decks):
-    """The shoe dealt from splitmix64 start `start`: decks * 52 card codes in dealing order."""
-    cards = np.empty(decks * 52, dtype=np.int8)
-    for i in range(decks * 52):
-        cards[i] = i % 52
+def shuffle(cards, start):
+    """Shuffle `cards` in place: Fisher-Yates driven by xoshiro256** seeded from splitmix64 `start`."""
     x = np.uint64(start)
     s = np.empty(4, dtype=np.uint64)
     for k in range(4):
         x += _GOLDEN
         s[k] = _mix64(x)
     s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
-    for i in range(decks * 52 - 1, 0, -1):
+    for i in range(len(cards) - 1, 0, -1):
         bound = np.uint64(i + 1)
         while True:  # Lemire: multiply 32 random bits by the bound, reject the biased low part
             result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
@@ -74,6 +71,15 @@ def shuffled_shoe(start, decks):
                 break
         j = m >> np.uint64(32)
         cards[i], cards[j] = cards[j], cards[i]
+
+
+@njit(cache=True)
+def shuffled_shoe(start, decks):
+    """The shoe dealt from splitmix64 start `start`: decks * 52 card codes in dealing order."""
+    cards = np.empty(decks * 52, dtype=np.int8)
+    for i in range(decks * 52):
+        cards[i] = i % 52
+    shuffle(cards, start)
     return cards
 
 
