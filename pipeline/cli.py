@@ -395,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
+    except job.SimulationFailed as error:  # the run failed (a full disk, ...): not bad input
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except BaccaratError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

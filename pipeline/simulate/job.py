@@ -6,7 +6,10 @@ name); the driver commits the run by writing the manifest last.
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
+import builtins
+import contextlib
 import os
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -64,6 +67,19 @@ def part_name(first: int, last: int) -> str:
     return f"part-{first:012d}-{last - 1:012d}.parquet"
 
 
+class SimulationFailed(BaccaratError):
+    """A run could not be written (a task's or the commit's OSError, such as a full disk): nothing
+    was committed. The message is one line."""
+
+
+def _task_attempt() -> int:
+    """The Spark task's attempt number (0 for the first), or 0 outside a Spark task."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.attemptNumber() if context is not None else 0
+
+
 def write_range(plan: Plan, first: int, last: int) -> dict:
     """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task."""
     dealer = Dealer.of(plan.rule_set)
@@ -83,6 +99,10 @@ def write_range(plan: Plan, first: int, last: int) -> dict:
                     writers[table] = pq.ParquetWriter(sinks[table], data.schema, **WRITE_OPTIONS)
                 writers[table].write_table(data)
                 rows[table] += data.num_rows
+            # TEST-ONLY fault injection (tests/test_faults.py), off unless the variable is set: the first
+            # attempt of every task fails here, mid-write, so that the test sees Spark retry each task.
+            if os.environ.get("BACCARAT_TEST_FAIL_FIRST_ATTEMPT") == "1" and _task_attempt() == 0:
+                raise RuntimeError(f"injected fault: first attempt of the task for shoes {first}-{last - 1}")
             counts = tables["rounds"].column("outcome").combine_chunks().value_counts()
             for entry in counts.to_pylist():
                 outcomes[entry["values"]] += entry["counts"]
@@ -92,9 +112,12 @@ def write_range(plan: Plan, first: int, last: int) -> dict:
         for table, target in targets.items():
             os.replace(temporaries[table], target)
     finally:
+        # After a failure (a full disk fails the close too), release the files without masking the
+        # error, and always remove the temporaries.
         for table, writer in writers.items():
-            writer.close()
-            sinks[table].close()
+            for close in (writer.close, sinks[table].close):
+                with contextlib.suppress(Exception):
+                    close()
         for temporary in temporaries.values():
             temporary.unlink(missing_ok=True)
     return {
@@ -142,7 +165,14 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
         return result
 
     tasks = context.parallelize(ranges, len(ranges)).map(task)
-    results = _collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
+    try:
+        results = _collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
+    except Exception as error:
+        message = _os_error_message(str(error))
+        if message is None:
+            raise  # not an I/O failure: a bug, shown with its traceback
+        raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
+                               f"{plan.out}: {message}") from None
     results.sort(key=lambda r: r["first_shoe"])
     outcomes = {key: sum(r["outcomes"][key] for r in results) for key in ("B", "P", "T")}
     manifest = {
@@ -163,8 +193,25 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
         "files": [entry | {"first_shoe": r["first_shoe"], "last_shoe": r["last_shoe"]}
                   for r in results for entry in r["files"]],
     }
-    commit(plan.out, manifest)
+    try:
+        commit(plan.out, manifest)
+    except OSError as error:
+        raise SimulationFailed(f"run {plan.run_id!r} was not committed: writing its manifest failed: {error}") from None
     return manifest
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
+
+
+def _os_error_message(text: str) -> str | None:
+    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
+    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
+    lines = _EXCEPTION_LINE.findall(text)
+    if not lines:
+        return None
+    name, message = lines[-1]
+    kind = getattr(builtins, name, None)
+    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
 
 
 def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
