@@ -262,3 +262,15 @@ def test_marts_are_written_per_run_with_write_marts(two_runs):
     write_marts(run, build_marts(Engine.duckdb, run, 2, 0))
     cells = pq.read_table(mart_folder(two_runs, "road_cells", "first") / PART)
     assert sorted(set(cells["shoe_id"].to_pylist())) == [0, 1]
+
+
+def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, two_runs):
+    assert cli("marts", "--out", two_runs)[0] == 0
+    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+        before = con.execute("SELECT count(*) FROM rounds").fetchone()[0]
+    stray = two_runs / "rounds" / "run_id=first" / "part-999999999999-999999999999.parquet"
+    pq.write_table(pl.DataFrame({"shoe_id": ["not a number"], "surprise": [1.5]}).to_arrow(), stray)
+    status, _, err = cli("marts", "--out", two_runs)
+    assert status == 0, err  # readers take the manifest's files only
+    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == before
