@@ -75,6 +75,14 @@ def remove_data(out: Path, run_id: str) -> None:
         shutil.rmtree(data_dir(out, table, run_id), ignore_errors=True)
 
 
+def remove_temporaries(out: Path, run_id: str) -> None:
+    """Remove the temporary files of attempts that died (a killed executor cannot clean up after itself)."""
+    for table in ("rounds", "shoes"):
+        folder = data_dir(out, table, run_id)
+        for leftover in folder.glob(f"{TEMPORARY_PREFIX}*") if folder.is_dir() else ():
+            leftover.unlink(missing_ok=True)
+
+
 def committed_runs(out: Path) -> list[str]:
     """Run ids with a manifest under `out`, sorted; runs without one do not exist."""
     folder = out / "manifests"

@@ -182,6 +182,17 @@ def test_manifest_lists_every_file_with_rows_and_checksum(small_runs):
     assert sum(f["rows"] for f in manifest["files"] if f["table"] == "shoes") == manifest["shoes"]
 
 
+def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):
+    plan = job.Plan("debris", load_rule_set(), 12, 40, tmp_path, 2)
+    job.prepare(plan, overwrite=False)
+    folder = tmp_path / "rounds" / "run_id=debris"
+    folder.mkdir(parents=True)
+    (folder / ".part-000000000000-000000000019.parquet.dead.tmp").write_bytes(b"half a file")
+    manifest = job.run(spark, plan)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f["path"].rsplit("/", 1)[1] for f in manifest["files"] if f["table"] == "rounds")
+
+
 def test_a_run_without_its_manifest_does_not_exist(spark, tmp_path):
     manifest = simulate(spark, tmp_path, seed=3, shoes=50)
     assert committed_runs(tmp_path) == [manifest["run_id"]]

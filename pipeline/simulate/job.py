@@ -29,6 +29,7 @@ from pipeline.runs import (
     data_dir,
     read_manifest,
     remove_data,
+    remove_temporaries,
     uncommit,
 )
 from pipeline.simulate.batch import Dealer
@@ -173,6 +174,7 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
             raise  # not an I/O failure: a bug, shown with its traceback
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
                                f"{plan.out}: {message}") from None
+    remove_temporaries(plan.out, plan.run_id)  # every task succeeded: what is left is from dead attempts
     results.sort(key=lambda r: r["first_shoe"])
     outcomes = {key: sum(r["outcomes"][key] for r in results) for key in ("B", "P", "T")}
     manifest = {
