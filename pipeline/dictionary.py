@@ -9,9 +9,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pipeline.bets import BET_KINDS
-from pipeline.config_files import read_yaml, resource
+from pipeline.config_files import resource
 from pipeline.marts.inputs import MARTS
-from pipeline.schemas import Contract
+from pipeline.schemas import Contract, read_contract
 
 TITLE = "Data dictionary"
 BET = "<bet>"  # stands for the bet kind in the name and description of a per-bet column
@@ -64,14 +64,7 @@ def _contracts(folder: Traversable | Path) -> list[Contract]:
     files = {f.name.removesuffix(".yaml"): f for f in folder.iterdir() if f.name.endswith(".yaml") and f.is_file()}
     first = [name for name in (*_VIEWS, *MARTS) if name in files]
     rest = sorted(set(files) - set(first))
-    return [_read(files[name], name) for name in first + rest]
-
-
-def _read(source: Traversable | Path, name: str) -> Contract:
-    """A contract file, read as pipeline.schemas.contract reads it."""
-    document = read_yaml(source, f"schema {name!r}")
-    return Contract(document["name"], document["description"], document["path"],
-                    tuple(document["order_by"]), tuple(document["columns"]))
+    return [read_contract(files[name], name) for name in first + rest]
 
 
 def _section(c: Contract) -> list[str]:

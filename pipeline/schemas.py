@@ -3,6 +3,8 @@
 import re
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources.abc import Traversable
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -51,10 +53,16 @@ class Contract:
         return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.resolved(bets)])
 
 
-@cache
-def contract(name: str) -> Contract:
-    document = read_yaml(resource("schemas", f"{name}.yaml"), f"schema {name!r}")
+def read_contract(source: Traversable | Path, name: str) -> Contract:
+    """A contract from its YAML file."""
+    document = read_yaml(source, f"schema {name!r}")
     return Contract(
         document["name"], document["description"], document["path"],
         tuple(document["order_by"]), tuple(document["columns"]),
     )
+
+
+@cache
+def contract(name: str) -> Contract:
+    """A shipped contract, schemas/<name>.yaml."""
+    return read_contract(resource("schemas", f"{name}.yaml"), name)
