@@ -18,7 +18,7 @@ from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import publish_warehouse, write_marts
+from pipeline.marts.publish import open_warehouse, publish_warehouse, write_marts
 from pipeline.runs import check_run_id
 from pipeline.simulate import job
 from pipeline.tables import DEFAULT_RULES, load_rule_set
@@ -290,17 +290,6 @@ def run(
           f"  query it          baccarat sql --out {out} 'SELECT * FROM bet_performance'")
 
 
-def _warehouse(out: Path):
-    import duckdb
-
-    from pipeline.marts.publish import WAREHOUSE
-
-    path = out / WAREHOUSE
-    if not path.is_file():
-        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts --out {out}` first)")
-    return duckdb.connect(str(path), read_only=True)
-
-
 def _execute(con, statement: str):
     import duckdb
 
@@ -316,7 +305,7 @@ def sql(
     out: Annotated[Path, typer.Option(help="The folder holding warehouse.duckdb.")] = Path("data"),
 ) -> int:
     """Query warehouse.duckdb (read-only): one query, or a prompt reading statements ending in ';'."""
-    with _warehouse(out) as con:
+    with open_warehouse(out) as con:
         if query is not None:
             if (result := _execute(con, query)) is not None:
                 result.show(max_width=200, max_rows=200)

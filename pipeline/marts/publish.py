@@ -90,6 +90,14 @@ def publish_warehouse(out: Path) -> tuple[Path, list[str]]:
     return target, left_out
 
 
+def open_warehouse(out: Path) -> duckdb.DuckDBPyConnection:
+    """The published warehouse, read-only, or a one-line error saying how to make it."""
+    path = out / WAREHOUSE
+    if not path.is_file():
+        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts --out {out}` first)")
+    return duckdb.connect(str(path), read_only=True)
+
+
 def _empty(name: str) -> str:
     """A typed, empty relation for a table no run has yet."""
     columns = ", ".join(f"CAST(NULL AS {_duckdb_type(f.type)}) AS {f.name}"

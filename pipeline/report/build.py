@@ -8,9 +8,9 @@ import polars as pl
 
 from pipeline.errors import BaccaratError
 from pipeline.report.page import assemble_page
+from pipeline.marts.publish import WAREHOUSE, open_warehouse
 from pipeline.runs import read_manifest, write_atomically
 
-WAREHOUSE = "warehouse.duckdb"
 MARTS = {
     "outcome_summary": "SELECT * FROM outcome_summary WHERE run_id = ? ORDER BY outcome",
     "bet_performance": "SELECT * FROM bet_performance WHERE run_id = ?",
@@ -41,10 +41,8 @@ def build_report(out: Path, run_id: str | None = None, shoe_id: int | None = Non
     return its path; the roads are those of `shoe_id` (default: the run's first drawn shoe)."""
     out = Path(out)
     path = out / WAREHOUSE
-    if not path.is_file():
-        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts --out {out}` first)")
     try:
-        with duckdb.connect(str(path), read_only=True) as con:
+        with open_warehouse(out) as con:
             runs = [r for (r,) in con.execute("SELECT DISTINCT run_id FROM outcome_summary ORDER BY run_id").fetchall()]
             if not runs:
                 raise BaccaratError(f"the warehouse {path} holds no run (run `baccarat marts --out {out}`)")
