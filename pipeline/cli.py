@@ -205,7 +205,7 @@ def marts(
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
         print(f"marts of run {run.run_id!r} ({run.manifest['rounds']:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
-    warehouse, left_out = publish_warehouse(out)
+    warehouse, left_out = publish_warehouse(out, frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
     print(f"published {warehouse}: marts of the committed runs, views of their rounds and shoes")

@@ -58,15 +58,17 @@ def _parquet_list(paths: list[Path]) -> str:
     return "[" + ", ".join("'" + str(p.resolve()).replace("'", "''") + "'" for p in paths) + "]"
 
 
-def publish_warehouse(out: Path) -> tuple[Path, list[str]]:
+def publish_warehouse(out: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
     """Build DIR/warehouse.duckdb anew from the marts of every committed run that passes its
-    checks, then rename it over the old one: a reader holding the old file open keeps reading
-    the old file. Returns the path and a line for each run left out."""
+    checks (runs in `verified` were just checked), then rename it over the old one: a reader
+    holding the old file open keeps reading the old file. Returns the path and a line for each
+    run left out."""
     runs, left_out = [], []
     for run_id in committed_runs(out):
         if (mart_folder(out, MARTS[0], run_id) / PART).exists():
             try:
-                load_run(out, run_id)
+                if run_id not in verified:
+                    load_run(out, run_id)
                 runs.append(run_id)
             except BaccaratError as error:
                 left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
