@@ -19,8 +19,9 @@ from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import open_warehouse, publish_warehouse, write_marts
-from pipeline.runs import check_run_id
+from pipeline.runs import check_run_id, read_runs
 from pipeline.simulate import job
+from pipeline.storage import MIN_RETENTION_HOURS, Store
 from pipeline.tables import DEFAULT_RULES, load_rule_set
 
 app = typer.Typer(
@@ -29,6 +30,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports.",
 )
+
+OutOption = Annotated[Store, typer.Option(
+    parser=Store.parse, metavar="PATH|URI",
+    help="Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://).")]
+WarehouseOption = Annotated[Path | None, typer.Option(
+    help="The DuckDB warehouse file; default OUT/warehouse.duckdb for a local OUT, else ./warehouse.duckdb.")]
+DEFAULT_OUT = Store.parse("data")
 
 RulesOption = Annotated[
     str, typer.Option("--rules", help="A rule set in conf/rules by name, or the path of a YAML file.")
@@ -111,19 +119,6 @@ def spark_session(master: str | None, app_name: str):
     return spark
 
 
-def writable_folder(out: Path) -> Path:
-    if out.exists() and not out.is_dir():
-        raise BaccaratError(f"output path {out} is a file, not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".write-probe-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
-    except OSError as error:
-        raise BaccaratError(f"output path {out} is not writable: {error.strerror or error}") from None
-    return out
-
-
 class Reporter:
     """Progress for people: a live bar on a terminal, a plain log line every few seconds otherwise."""
 
@@ -132,7 +127,12 @@ class Reporter:
         self.started = self.last_line = time.monotonic()
         self.bar = None
         if live:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                 TextColumn("{task.completed:,}/{task.total:,} shoes {task.fields[speed]}"),
@@ -161,15 +161,15 @@ def simulate(
     seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")],
     rules: RulesOption = DEFAULT_RULES,
     run_id: Annotated[str | None, typer.Option(help="Default: RULES-sSEED-nSHOES.")] = None,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("data"),
+    out: OutOption = DEFAULT_OUT,
     master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
     partitions: Annotated[int | None, typer.Option(min=1, help="Tasks, and files per table.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
-    """Deal SHOES whole shoes in parallel Spark tasks into Parquet, committed by a manifest."""
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
     rule_set = load_rule_set(rules)
     run_id = check_run_id(run_id or f"{rule_set.name}-s{seed}-n{shoes}")
-    plan = job.Plan(run_id, rule_set, seed, shoes, writable_folder(out), partitions)
+    plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
     if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return run_id
@@ -179,10 +179,10 @@ def simulate(
         plan = replace(plan, partitions=job.default_partitions(shoes, spark.sparkContext.defaultParallelism))
     reporter = Reporter(f"simulate {run_id}", shoes, live=sys.stdout.isatty())
     try:
-        manifest = job.run(spark, plan, reporter)
+        record = job.run(spark, plan, reporter)
     finally:
         reporter.close()
-    _summary(manifest, out, time.monotonic() - started)
+    _summary(record, out, time.monotonic() - started)
     return run_id
 
 
@@ -191,21 +191,24 @@ EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
 
 @app.command()
 def marts(
-    out: Annotated[Path, typer.Option(help="The folder the simulation wrote to.")] = Path("data"),
+    out: OutOption = DEFAULT_OUT,
     run_id: Annotated[list[str] | None, typer.Option("--run-id", help="Runs to build (repeatable); default all committed.")] = None,
     engine: EngineOption = Engine.duckdb,
+    warehouse: WarehouseOption = None,
     road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
     road_stats_shoes: Annotated[int, typer.Option(
         min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
 ) -> None:
-    """Build the dashboard tables of committed runs and publish DIR/warehouse.duckdb."""
+    """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
     runs = load_runs(out, run_id)  # every run is verified before anything is written
+    out.check_writable()
     for run in runs:
         started = time.monotonic()
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
         print(f"marts of run {run.run_id!r} ({run.manifest['rounds']:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
-    warehouse, left_out = publish_warehouse(out, frozenset(run.run_id for run in runs))
+    warehouse, left_out = publish_warehouse(out, warehouse or out.warehouse_path(),
+                                            frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
     print(f"published {warehouse}: marts of the committed runs, views of their rounds and shoes")
@@ -256,14 +259,17 @@ def _read_sequences(path: Path) -> tuple[list, list[str]]:
 
 @app.command()
 def report(
-    out: Annotated[Path, typer.Option(help="The folder holding the runs and warehouse.duckdb.")] = Path("data"),
+    out: OutOption = DEFAULT_OUT,
     run_id: Annotated[str | None, typer.Option(help="Default: the newest run in the warehouse.")] = None,
     shoe_id: Annotated[int | None, typer.Option(min=0, help="The shoe whose roads are drawn.")] = None,
+    warehouse: WarehouseOption = None,
+    page: Annotated[Path | None, typer.Option(
+        help="Where the page goes; default OUT/report/index.html for a local OUT, else ./report/index.html.")] = None,
 ) -> Path:
-    """Write DIR/report/index.html, a self-contained dashboard of one run (opens with no network)."""
+    """Write a self-contained dashboard of one run, an HTML page that opens with no network."""
     from pipeline.report import build_report
 
-    page = build_report(out, run_id, shoe_id)
+    page = build_report(out, run_id, shoe_id, warehouse, page)
     print(f"report: {page}")
     return page
 
@@ -273,21 +279,23 @@ def run(
     shoes: Annotated[int, typer.Option(min=1, help="How many shoes to deal.")] = 20_000,
     rules: RulesOption = DEFAULT_RULES,
     seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")] = 1,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("data"),
+    out: OutOption = DEFAULT_OUT,
     master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
+    warehouse: WarehouseOption = None,
 ) -> None:
     """The whole pipeline: simulate, marts, warehouse and report; then where everything is."""
+    warehouse = warehouse or out.warehouse_path()
     run_id = simulate(shoes=shoes, seed=seed, rules=rules, run_id=None, out=out, master=master,
                       partitions=None, overwrite=False)
-    marts(out=out, run_id=[run_id], engine=Engine.duckdb, road_cells_shoes=ROAD_CELLS_SHOES,
+    marts(out=out, run_id=[run_id], engine=Engine.duckdb, warehouse=warehouse, road_cells_shoes=ROAD_CELLS_SHOES,
           road_stats_shoes=ROAD_STATS_SHOES)
-    page = report(out=out, run_id=run_id, shoe_id=None)
+    page = report(out=out, run_id=run_id, shoe_id=None, warehouse=warehouse, page=None)
     print(f"\nrun {run_id!r} is ready:\n"
-          f"  rounds and shoes  {out / 'rounds'}, {out / 'shoes'} (Parquet), manifest "
-          f"{out / 'manifests' / (run_id + '.json')}\n"
-          f"  dashboard tables  {out / 'marts'} (Parquet) and {out / 'warehouse.duckdb'}\n"
+          f"  rounds and shoes  {out.location('rounds')}, {out.location('shoes')} (Delta tables); the run's row "
+          f"in {out.location('runs')}\n"
+          f"  dashboard tables  {out.location('marts')} (Delta tables) and {warehouse}\n"
           f"  report            {page}\n"
-          f"  query it          baccarat sql --out {out} 'SELECT * FROM bet_performance'")
+          f"  query it          baccarat sql --warehouse {warehouse} 'SELECT * FROM bet_performance'")
 
 
 def _execute(con, statement: str):
@@ -302,10 +310,11 @@ def _execute(con, statement: str):
 @app.command()
 def sql(
     query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
-    out: Annotated[Path, typer.Option(help="The folder holding warehouse.duckdb.")] = Path("data"),
+    out: OutOption = DEFAULT_OUT,
+    warehouse: WarehouseOption = None,
 ) -> int:
-    """Query warehouse.duckdb (read-only): one query, or a prompt reading statements ending in ';'."""
-    with open_warehouse(out) as con:
+    """Query the warehouse (read-only): one query, or a prompt reading statements ending in ';'."""
+    with open_warehouse(warehouse or out.warehouse_path()) as con:
         if query is not None:
             if (result := _execute(con, query)) is not None:
                 result.show(max_width=200, max_rows=200)
@@ -360,12 +369,50 @@ def docs(
     print(f"{path} {'written' if write_dictionary(path) else 'already up to date'}")
 
 
-def _summary(manifest: dict, out: Path, seconds: float) -> None:
-    rounds = manifest["rounds"]
-    shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in manifest["outcomes"].items())
-    print(f"committed run {manifest['run_id']!r}: {manifest['shoes']:,} shoes, {rounds:,} rounds ({shares})")
-    print(f"{len(manifest['files'])} files in {seconds:.1f} s ({rounds / seconds / 1e6:.2f}M rounds/s); "
-          f"manifest {out / 'manifests' / (manifest['run_id'] + '.json')}")
+def _summary(record: dict, out: Store, seconds: float) -> None:
+    rounds = record["rounds"]
+    shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in record["outcomes"].items())
+    print(f"committed run {record['run_id']!r}: {record['shoes']:,} shoes, {rounds:,} rounds ({shares})")
+    print(f"{len(record['files'])} files in {seconds:.1f} s ({rounds / seconds / 1e6:.2f}M rounds/s); "
+          f"rounds version {record['versions']['rounds']}, shoes version {record['versions']['shoes']}, "
+          f"row in {out.location('runs')}")
+
+
+@app.command()
+def runs(
+    out: OutOption = DEFAULT_OUT,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines instead of a table.")] = False,
+) -> None:
+    """The committed runs, with the Delta versions of their commits and their times."""
+    records = read_runs(out.check_readable())
+    if as_json:
+        for record in records:
+            print(json.dumps({key: value for key, value in record.items() if key not in ("files", "parameters")}))
+        return
+    table = Table(title=f"committed runs in {out}")
+    for column in ("run id", "rules", "seed", "shoes", "rounds", "versions (rounds, shoes)", "started", "ended"):
+        table.add_column(column, justify="right" if column in ("seed", "shoes", "rounds") else "left")
+    for r in records:
+        table.add_row(r["run_id"], r["rules"], str(r["seed"]), f"{r['shoes']:,}", f"{r['rounds']:,}",
+                      f"{r['versions']['rounds']}, {r['versions']['shoes']}", r["started_at"], r["ended_at"])
+    Console().print(table)
+
+
+@app.command()
+def vacuum(
+    out: OutOption = DEFAULT_OUT,
+    retention_hours: Annotated[int, typer.Option(
+        min=MIN_RETENTION_HOURS,
+        help="Only files older than this go: a job still running has written nothing older.")] = 168,
+    dry_run: Annotated[bool, typer.Option(help="List what would go, remove nothing.")] = False,
+) -> None:
+    """Remove files no committed version needs (attempts that never committed, replaced runs and
+    marts) and checkpoint the tables' logs."""
+    keep = {table: [r["versions"][table] for r in read_runs(out.check_readable())] for table in ("rounds", "shoes")}
+    for table in out.tables():
+        removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
+        verb = "would remove" if dry_run else "removed"
+        print(f"{out.location(table)}: {verb} {len(removed)} files")
 
 
 def main(argv: list[str] | None = None) -> int:

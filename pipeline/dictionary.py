@@ -15,7 +15,7 @@ from pipeline.schemas import Contract, read_contract
 
 TITLE = "Data dictionary"
 BET = "<bet>"  # stands for the bet kind in the name and description of a per-bet column
-_VIEWS = ("rounds", "shoes")  # run tables: Parquet per run, views in warehouse.duckdb
+_VIEWS = ("rounds", "shoes")  # run tables: Delta tables, views in a local warehouse.duckdb
 
 
 def data_dictionary(folder: Traversable | Path | None = None) -> str:
@@ -32,8 +32,10 @@ def data_dictionary(folder: Traversable | Path | None = None) -> str:
         *(f"- [{c.name}](#{c.name}): {_text(c.description)}" for c in contracts),
         "- [Bet kinds](#bet-kinds)",
         "",
-        ("Paths are relative to the output folder of `baccarat simulate` and `baccarat marts` "
-         "(`--out`, default `data`); `{run_id}` is the run's id. Each folder holds Parquet files."),
+        ("Tables live under the output location of `baccarat simulate` and `baccarat marts` (`--out`, a "
+         "local folder or an object-store URI, default `data`). Each is a Delta Lake table partitioned by "
+         "`run_id`: a run's rows are in its `run_id=<run>/` folder, and exist once a commit in the table's "
+         "`_delta_log/` adds them; the pipeline's readers take a run once its row in `runs` is committed."),
     ]
     for c in contracts:
         lines += ["", *_section(c)]
@@ -42,9 +44,8 @@ def data_dictionary(folder: Traversable | Path | None = None) -> str:
               f"A `net_{BET}` row stands for one column per bet, named after its bet kind ({examples}, ...):", ""]
     lines += [f"- `{name}`: {_text(kind.description)}" for name, kind in BET_KINDS.items()]
     lines += ["", ("A run's `rounds` and `shoes` files have a column for each bet its rule set offers; the "
-                   "`rounds` and `shoes` views in `warehouse.duckdb` have the bets of all the runs they cover "
-                   "(null for a run whose rule set lacks one); the marts have a column for every bet kind "
-                   "(null where the run's rule set does not offer the bet).")]
+                   "Delta tables, and the `rounds` and `shoes` views in `warehouse.duckdb`, have a column for "
+                   "every bet kind (null for a run whose rule set lacks one), and so do the marts.")]
     return "\n".join(lines) + "\n"
 
 
@@ -68,11 +69,11 @@ def _contracts(folder: Traversable | Path) -> list[Contract]:
 
 
 def _section(c: Contract) -> list[str]:
-    where = f"`{c.path}/`"
+    where = f"Delta table `{c.table}/`, partitioned by `run_id`"
     if c.name in MARTS:
         where += f"; table `{c.name}` in `warehouse.duckdb` (all committed runs, told apart by `run_id`)"
     elif c.name in _VIEWS:
-        where += (f"; view `{c.name}` in `warehouse.duckdb` over the committed runs' files, "
+        where += (f"; view `{c.name}` in a local `warehouse.duckdb` over the committed runs' files, "
                   "with a `run_id` column taken from the folder name")
     lines = [
         f"## {c.name}",

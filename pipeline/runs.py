@@ -1,22 +1,20 @@
-"""Runs on disk: run ids, manifests (the commit), committed-run discovery and checksums.
+"""Runs: run ids, the `runs` table (a run exists for readers once its row is committed, after its
+rounds and shoes), and verification of a run's files against their recorded checksums."""
 
-A run exists for readers only once DIR/manifests/<run_id>.json is in place; it is
-written last, under a temporary name, then renamed.
-"""
-
-import hashlib
-import io
 import json
-import os
 import re
-import shutil
-from pathlib import Path
+from datetime import datetime
+from decimal import Decimal
+
+import pyarrow as pa
 
 from pipeline.errors import BaccaratError
 from pipeline.schemas import contract
+from pipeline.storage import Store
 
+RUNS = "runs"
+DATA_TABLES = ("rounds", "shoes")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-TEMPORARY_PREFIX = "."
 
 
 def check_run_id(run_id: str) -> str:
@@ -29,102 +27,85 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def manifest_path(out: Path, run_id: str) -> Path:
-    return out / "manifests" / f"{run_id}.json"
+def transaction(run: dict) -> tuple[str, int]:
+    """The Delta application transaction of a run's commits: its id, and its attempt's start in ms
+    (a later attempt of the same run id records a larger version)."""
+    return f"baccarat:{run['run_id']}", int(datetime.fromisoformat(run["started_at"]).timestamp() * 1000)
 
 
-def data_dir(out: Path, table: str, run_id: str) -> Path:
-    return out / contract(table).path.format(run_id=run_id)
+def commit_run(store: Store, run: dict) -> None:
+    """Commit the run's row, last: from here on the run exists for the pipeline's readers."""
+    row = {
+        "run_id": run["run_id"], "rules": run["rules"], "rule_set": json.dumps(run["parameters"]["rules"]),
+        "seed": Decimal(run["seed"]), "shoes": run["shoes"], "rounds": run["rounds"],
+        "banker_wins": run["outcomes"]["B"], "player_wins": run["outcomes"]["P"], "ties": run["outcomes"]["T"],
+        "partitions": run["partitions"], "software_version": run["software_version"],
+        "spark_master": run["spark_master"], "started_at": datetime.fromisoformat(run["started_at"]),
+        "ended_at": datetime.fromisoformat(run["ended_at"]),
+        "rounds_version": run["versions"]["rounds"], "shoes_version": run["versions"]["shoes"],
+        "files": json.dumps(run["files"]),
+    }
+    schema = contract(RUNS).arrow()
+    name = f"run-{transaction(run)[1]}.parquet"
+    store.write_and_commit(RUNS, run["run_id"], name, pa.Table.from_pylist([row], schema=schema),
+                           contract(RUNS).table_schema(()), transaction(run))
 
 
-def read_manifest(out: Path, run_id: str) -> dict | None:
-    path = manifest_path(out, run_id)
-    if not path.exists():
-        return None
+def _record(row: dict) -> dict:
+    """A runs row as the run's record (the shape the simulation returns)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BaccaratError(f"manifest {path} is unreadable: {error}") from None
+        rules = json.loads(row["rule_set"])
+        return {
+            "run_id": row["run_id"],
+            "parameters": {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]},
+            "rules": row["rules"], "seed": int(row["seed"]), "shoes": row["shoes"], "rounds": row["rounds"],
+            "decks": rules["decks"], "bets": list(rules["bets"]),
+            "outcomes": {"B": row["banker_wins"], "P": row["player_wins"], "T": row["ties"]},
+            "partitions": row["partitions"], "software_version": row["software_version"],
+            "spark_master": row["spark_master"], "started_at": row["started_at"].isoformat(),
+            "ended_at": row["ended_at"].isoformat(),
+            "versions": {"rounds": row["rounds_version"], "shoes": row["shoes_version"]},
+            "files": json.loads(row["files"]),
+        }
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise BaccaratError(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
+                            f"{error})".splitlines()[0]) from None
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write a file under a temporary name in the same folder, flush it to disk, then rename it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{TEMPORARY_PREFIX}{path.name}.tmp-{os.getpid()}")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+def read_runs(store: Store) -> list[dict]:
+    """Every committed run's record, by run id."""
+    rows = store.read_rows(RUNS)
+    return sorted((_record(row) for row in rows.to_pylist()), key=lambda r: r["run_id"]) if rows else []
 
 
-def commit(out: Path, manifest: dict) -> Path:
-    path = manifest_path(out, manifest["run_id"])
-    write_atomically(path, json.dumps(manifest, indent=2, sort_keys=False) + "\n")
-    return path
+def read_run(store: Store, run_id: str) -> dict | None:
+    rows = store.read_rows(RUNS, [run_id])
+    return _record(rows.to_pylist()[0]) if rows is not None and rows.num_rows else None
 
 
-def uncommit(out: Path, run_id: str) -> None:
-    """Make a run invisible (manifest first), then remove its data."""
-    manifest_path(out, run_id).unlink(missing_ok=True)
-    remove_data(out, run_id)
+def committed_runs(store: Store) -> list[str]:
+    """Run ids with a row in `runs`, sorted; runs without one do not exist."""
+    return sorted(store.run_ids(RUNS))
 
 
-def remove_data(out: Path, run_id: str) -> None:
-    for table in ("rounds", "shoes"):
-        shutil.rmtree(data_dir(out, table, run_id), ignore_errors=True)
+def run_files(run: dict, table: str) -> list[dict]:
+    return [f for f in run["files"] if f["table"] == table]
 
 
-def remove_temporaries(out: Path, run_id: str) -> None:
-    """Remove the temporary files of attempts that died (a killed executor cannot clean up after itself)."""
-    for table in ("rounds", "shoes"):
-        folder = data_dir(out, table, run_id)
-        for leftover in folder.glob(f"{TEMPORARY_PREFIX}*") if folder.is_dir() else ():
-            leftover.unlink(missing_ok=True)
-
-
-def committed_runs(out: Path) -> list[str]:
-    """Run ids with a manifest under `out`, sorted; runs without one do not exist."""
-    folder = out / "manifests"
-    if not folder.is_dir():
-        return []
-    return sorted(p.stem for p in folder.glob("*.json") if not p.name.startswith(TEMPORARY_PREFIX))
-
-
-class HashingFile(io.RawIOBase):
-    """A file being written whose SHA-256 is known when it is closed, without reading it back."""
-
-    def __init__(self, path: Path):
-        super().__init__()
-        self._file = open(path, "wb")
-        self.digest = hashlib.sha256()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data) -> int:
-        self.digest.update(data)
-        return self._file.write(data)
-
-    def close(self) -> None:
-        if not self.closed:
-            self._file.close()
-        super().close()
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def verify_files(out: Path, manifest: dict) -> None:
-    """Every data file the manifest lists exists with its checksum, or a one-line error naming it."""
-    for entry in manifest["files"]:
-        path = out / entry["path"]
-        if not path.is_file():
-            raise BaccaratError(f"run {manifest['run_id']!r}: data file missing: {path}")
-        if sha256(path) != entry["sha256"]:
-            raise BaccaratError(f"run {manifest['run_id']!r}: data file fails its checksum: {path}")
+def verify_files(store: Store, run: dict) -> None:
+    """The run's rounds and shoes are the files its row lists, committed at the versions it records,
+    each a regular file with its checksum; or a one-line error naming what is wrong."""
+    for table in DATA_TABLES:
+        listed = sorted(f["path"] for f in run_files(run, table))
+        committed = [f["path"] for f in store.partition_files(table, run["run_id"])]
+        if listed != committed:  # an overwrite that failed after this table's commit: the run's own version
+            committed = [f["path"] for f in store.partition_files(table, run["run_id"], run["versions"][table])]
+        if listed != committed:
+            raise BaccaratError(f"run {run['run_id']!r}: the {table} table at version {run['versions'][table]} "
+                                "does not hold the files its runs row lists")
+    for entry in run["files"]:
+        where = store.location(entry["path"])
+        if not store.is_regular_file(entry["path"]):
+            raise BaccaratError(f"run {run['run_id']!r}: data file missing or not a regular file: {where}")
+        if store.sha256(entry["path"]) != entry["sha256"]:
+            raise BaccaratError(f"run {run['run_id']!r}: data file fails its checksum: {where}")

@@ -13,6 +13,7 @@ from pipeline.config_files import read_yaml, resource
 _ARROW_TYPES = {
     "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
     "uint64": pa.uint64(), "bool": pa.bool_(), "string": pa.string(), "float64": pa.float64(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
 }
 _DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
 
@@ -35,7 +36,7 @@ class Column:
 class Contract:
     name: str
     description: str
-    path: str
+    table: str
     order_by: tuple[str, ...]
     columns: tuple[dict, ...]
 
@@ -52,12 +53,20 @@ class Contract:
     def arrow(self, bets: tuple[str, ...] = ()) -> pa.Schema:
         return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.resolved(bets)])
 
+    def table_schema(self, bets: tuple[str, ...]) -> pa.Schema:
+        """The schema of the Delta table holding every run: the run_id partition column first, and a
+        net column for each of `bets` (every kind), nullable since a run's files hold its own bets only."""
+        fields = [f.with_nullable(True) if f.name.startswith("net_") else f for f in self.arrow(bets)]
+        if "run_id" not in self.arrow().names:
+            fields.insert(0, pa.field("run_id", pa.string(), nullable=False))
+        return pa.schema(fields)
+
 
 def read_contract(source: Traversable | Path, name: str) -> Contract:
     """A contract from its YAML file."""
     document = read_yaml(source, f"schema {name!r}")
     return Contract(
-        document["name"], document["description"], document["path"],
+        document["name"], document["description"], document["table"],
         tuple(document["order_by"]), tuple(document["columns"]),
     )
 

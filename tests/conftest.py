@@ -1,3 +1,9 @@
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 import polars as pl
@@ -6,32 +12,102 @@ import yaml
 
 from pipeline.cli import main, spark_session
 from pipeline.config_files import resource
-from pipeline.runs import read_manifest
+from pipeline.runs import read_run, run_files
 from pipeline.simulate import job
+from pipeline.storage import Store
 from pipeline.tables import load_rule_set
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_s3_server(log: Path, **extra_env: str) -> tuple[subprocess.Popen, str]:
+    """moto's S3-compatible server in its own process on 127.0.0.1 (an in-process server can deadlock
+    with delta-rs); returns the process and its endpoint URL once it answers."""
+    port = free_port()
+    with open(log, "w") as sink:
+        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                                   stdout=sink, stderr=subprocess.STDOUT, env=os.environ | extra_env)
+    deadline = time.monotonic() + 60
+    while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+        assert process.poll() is None, log.read_text()[-2000:]
+        assert time.monotonic() < deadline, "the S3 server did not start"
+        time.sleep(0.1)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture(scope="session")
-def spark():
+def s3_endpoint(tmp_path_factory):
+    """A local S3 server for the whole session; the standard AWS variables point at it, set before
+    Spark starts so that its Python workers (and a test cluster's) inherit them."""
+    process, endpoint = start_s3_server(tmp_path_factory.mktemp("s3") / "moto.log")
+    settings = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"}
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield endpoint
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        stop(process)
+
+
+@pytest.fixture
+def bucket(s3_endpoint) -> str:
+    """A new, empty bucket; returns the URI of a prefix in it."""
+    import boto3
+
+    name = f"test-{uuid.uuid4().hex[:16]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
+    return f"s3://{name}/data"
+
+
+@pytest.fixture(params=["local", "s3"])
+def store_uri(request, tmp_path) -> str:
+    """An empty output location on each store: a local folder, and a prefix in a new bucket."""
+    return str(tmp_path / "data") if request.param == "local" else request.getfixturevalue("bucket")
+
+
+@pytest.fixture(scope="session")
+def spark(s3_endpoint):
     """The one SparkSession of the suite: local[2], UI off."""
     session = spark_session("local[2]", "baccarat-tests")
     yield session
     session.stop()
 
 
-def simulate(spark, out: Path, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
+def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
              partitions: int = 3, run_id: str | None = None) -> dict:
-    """Run the simulation job into `out` through the suite's session; returns the manifest."""
-    plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", load_rule_set(rules), seed, shoes, out, partitions)
+    """Run the simulation job into `out` (a folder or URI) through the suite's session; returns the
+    run's record."""
+    store = Store.parse(str(out)).check_writable()
+    plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", load_rule_set(rules), seed, shoes, store, partitions)
     assert job.prepare(plan, overwrite=False) is None
     return job.run(spark, plan)
 
 
-def read_table(out: Path, run_id: str, table: str) -> pl.DataFrame:
-    """Every file of a committed run's table, in the manifest's order."""
-    manifest = read_manifest(out, run_id)
-    paths = [out / f["path"] for f in manifest["files"] if f["table"] == table]
-    return pl.concat([pl.read_parquet(p, hive_partitioning=False) for p in paths])
+def read_table(out: Path | str, run_id: str, table: str) -> pl.DataFrame:
+    """Every file of a committed run's table, in the order its runs row lists them."""
+    store = Store.parse(str(out))
+    paths = [store.reader_path(f["path"]) for f in run_files(read_run(store, run_id), table)]
+    return pl.concat([pl.read_parquet(p, hive_partitioning=False, storage_options=store.polars_options())
+                      for p in paths])
 
 
 @pytest.fixture

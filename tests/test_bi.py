@@ -13,7 +13,7 @@ from conftest import simulate
 from pipeline.bets import BET_KINDS
 from pipeline.cli import main
 from pipeline.marts.inputs import MARTS
-from pipeline.marts.publish import WAREHOUSE
+from pipeline.storage import WAREHOUSE
 from pipeline.schemas import contract
 from pipeline.tables import load_rule_set
 

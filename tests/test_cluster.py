@@ -15,7 +15,8 @@ import pytest
 from conftest import read_table, simulate
 from polars.testing import assert_frame_equal
 
-from pipeline.runs import read_manifest
+from pipeline.runs import read_run
+from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent
 JOB = Path(__file__).parents[1] / "jobs" / "simulate.py"
@@ -82,7 +83,7 @@ def test_cluster_run_equals_local_run(cluster, spark, tmp_path):
         env=env, capture_output=True, text=True, timeout=300,
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
-    on_cluster = read_manifest(tmp_path / "cluster", local["run_id"])
+    on_cluster = read_run(Store.parse(str(tmp_path / "cluster")), local["run_id"])
     assert on_cluster["spark_master"] == url and on_cluster["partitions"] == 5
     for table in ("rounds", "shoes"):
         assert_frame_equal(read_table(tmp_path / "local", local["run_id"], table),
@@ -109,7 +110,7 @@ def test_a_worker_killed_mid_job_leaves_identical_content(cluster, spark, tmp_pa
     assert "Lost executor" in stderr and "worker lost" in stderr  # the fault hit a running job
     assert processes["worker2"].wait(timeout=30) != 0
     local = simulate(spark, tmp_path / "local", seed=77, shoes=40_000, partitions=16, run_id="survivor")
-    on_cluster = read_manifest(tmp_path / "cluster", "survivor")
+    on_cluster = read_run(Store.parse(str(tmp_path / "cluster")), "survivor")
     assert [f["sha256"] for f in on_cluster["files"]] == [f["sha256"] for f in local["files"]]
     assert sorted(p.name for p in written.iterdir()) == sorted(
         f["path"].rsplit("/", 1)[1] for f in on_cluster["files"] if f["table"] == "rounds")

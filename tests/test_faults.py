@@ -15,9 +15,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipeline.marts.publish import WAREHOUSE, publish_warehouse
-from pipeline.runs import committed_runs, manifest_path, read_manifest
+from pipeline.marts.publish import publish_warehouse
+from pipeline.runs import committed_runs, read_run
 from pipeline.simulate import job
+from pipeline.storage import WAREHOUSE, Store
 from pipeline.tables import load_rule_set
 
 TIMEOUT = 300  # seconds; a simulate subprocess that hangs fails the test instead of the suite
@@ -63,10 +64,15 @@ def finish(process: subprocess.Popen) -> tuple[int, str, str]:
     return process.returncode, out, err
 
 
+def read_manifest(out: Path, run_id: str) -> dict | None:
+    """The run's record, from its row in `runs`."""
+    return read_run(Store.parse(str(out)), run_id)
+
+
 def checksums(out: Path, run_id: str) -> dict[str, str]:
-    manifest = read_manifest(out, run_id)
-    assert manifest is not None, f"no manifest of {run_id!r} in {out}"
-    return {f["path"]: f["sha256"] for f in manifest["files"]}
+    record = read_manifest(out, run_id)
+    assert record is not None, f"no runs row of {run_id!r} in {out}"
+    return {f["path"]: f["sha256"] for f in record["files"]}
 
 
 def run_files(out: Path, run_id: str) -> list[Path]:
@@ -78,22 +84,19 @@ def temporaries(paths) -> list[str]:
     return [p.name for p in paths if p.name.startswith(".part-") or p.name.endswith(".tmp") or ".tmp-" in p.name]
 
 
-def polars_rows_of_committed_runs(out: Path) -> int:
-    """A Polars reader as the README tells readers to be: Parquet files of runs that have a manifest."""
-    rounds = out / "rounds"
-    if not any(rounds.glob("run_id=*/part-*.parquet")):
+def delta_rows(out: Path, run_id: str) -> int:
+    """What a generic Delta reader sees of a run's rounds (the table may not exist yet)."""
+    if not (out / "rounds" / "_delta_log").is_dir():
         return 0
-    scan = pl.scan_parquet(rounds / "run_id=*" / "part-*.parquet", hive_partitioning=True)
-    return scan.filter(pl.col("run_id").is_in(committed_runs(out))).select(pl.len()).collect().item()
+    return pl.scan_delta(str(out / "rounds")).filter(pl.col("run_id") == run_id).select(pl.len()).collect().item()
 
 
 def assert_nothing_visible(out: Path, run_id: str, cli) -> None:
     assert read_manifest(out, run_id) is None
-    assert not manifest_path(out, run_id).exists()
-    assert committed_runs(out) == []
+    assert committed_runs(Store.parse(str(out))) == []
     status, _, err = cli("marts", "--out", out)
     assert status == 2 and f"error: no committed run in {out}" in err and err.count("\n") == 1
-    assert polars_rows_of_committed_runs(out) == 0
+    assert delta_rows(out, run_id) == 0
     assert not (out / WAREHOUSE).exists()
 
 
@@ -195,7 +198,7 @@ def test_a_driver_killed_mid_write_leaves_nothing_visible_and_the_rerun_is_ident
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate(timeout=30)
         assert process.returncode == -signal.SIGKILL
-        assert not manifest_path(out, KILLED_RUN).exists(), "the kill came too late: the run was committed"
+        assert read_manifest(out, KILLED_RUN) is None, "the kill came too late: the run was committed"
         deadline = time.monotonic() + 30
         while alive(tree) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -208,7 +211,7 @@ def test_a_driver_killed_mid_write_leaves_nothing_visible_and_the_rerun_is_ident
     assert any(p.name.startswith("part-") for p in on_disk)  # finished files of the uncommitted run exist...
     assert pl.scan_parquet(rounds / "part-*.parquet").select(pl.len()).collect().item() > 0
     assert_nothing_visible(out, KILLED_RUN, cli)  # ...and no reader sees them
-    publish_warehouse(out)  # the warehouse of the committed runs: none
+    publish_warehouse(Store.parse(str(out)), out / WAREHOUSE)  # the warehouse of the committed runs: none
     with duckdb.connect(str(out / WAREHOUSE), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM shoes").fetchone()[0] == 0
@@ -218,7 +221,9 @@ def test_a_driver_killed_mid_write_leaves_nothing_visible_and_the_rerun_is_ident
     (status, _, err), (clean_status, _, clean_err) = finish(rerun), finish(clean)
     assert status == 0, err[-3000:]
     assert clean_status == 0, clean_err[-3000:]
-    assert committed_runs(out) == [KILLED_RUN]
+    assert committed_runs(Store.parse(str(out))) == [KILLED_RUN]
+    assert delta_rows(out, KILLED_RUN) == sum(f["rows"] for f in read_manifest(out, KILLED_RUN)["files"]
+                                               if f["table"] == "rounds")
     expected = checksums(tmp_path / "clean", KILLED_RUN)
     assert checksums(out, KILLED_RUN) == expected and len(expected) == 60
     assert sorted(str(p.relative_to(out)) for p in run_files(out, KILLED_RUN)) == sorted(expected)
@@ -261,7 +266,7 @@ def test_a_full_disk_fails_the_run_in_one_line_and_commits_nothing(small_disk, t
 def test_a_task_that_fills_the_disk_removes_its_temporary_files(small_disk):
     """Closing a file on a full disk fails too; that must neither hide the first error nor leave the
     task's temporary files taking the space."""
-    plan = job.Plan("full", load_rule_set(), 4, 20_000, small_disk / "data", 1)
+    plan = job.Plan("full", load_rule_set(), 4, 20_000, Store.parse(str(small_disk / "data")), 1)
     # Not pytest.raises: its ExceptionInfo and this traceback (through pyarrow's writer) form a cycle
     # that outlives the test, and collecting it later made CPython 3.11.7 fail pytest's own assertion
     # rewriting at the end of the session ("SystemError: AST constructor recursion depth mismatch").
@@ -272,14 +277,17 @@ def test_a_task_that_fills_the_disk_removes_its_temporary_files(small_disk):
     else:
         pytest.fail("20,000 shoes fitted on a 3 MB disk")
     assert failure == errno.ENOSPC
-    assert run_files(plan.out, "full") == []
+    assert run_files(small_disk / "data", "full") == []
     assert os.statvfs(small_disk).f_bfree == os.statvfs(small_disk).f_blocks  # the space is back
 
 
 def test_a_commit_that_cannot_be_written_fails_in_one_line(spark, cli, tmp_path):
-    (tmp_path / "manifests").write_text("in the way")  # the manifest's folder cannot be made
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "run_id=c").write_text("in the way")  # the folder of the run's row cannot be made
     status, out, err = cli("simulate", "--shoes", 20, "--seed", 1, "--out", tmp_path, "--run-id", "c")
     assert status != 0 and "committed run" not in out
-    assert err.count("\n") == 1 and err.startswith("error: run 'c' was not committed: writing its manifest failed: ")
-    assert "File exists" in err and str(tmp_path / "manifests") in err
-    assert committed_runs(tmp_path) == []
+    assert err.count("\n") == 1 and err.startswith("error: run 'c' was not committed: "), err
+    assert str(tmp_path / "runs" / "run_id=c") in err
+    assert (tmp_path / "runs" / "run_id=c").read_text() == "in the way"
+    assert delta_rows(tmp_path, "c") > 0  # its rounds are committed; no pipeline reader sees the run
+    assert committed_runs(Store.parse(str(tmp_path))) == []

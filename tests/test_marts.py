@@ -10,13 +10,24 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from conftest import simulate
+from deltalake import DeltaTable
 
 from pipeline.bets import BET_KINDS
 from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import MARTS, load_run
-from pipeline.marts.publish import PART, WAREHOUSE, mart_folder, publish_warehouse, write_marts
-from pipeline.runs import manifest_path, read_manifest
+from pipeline.marts.publish import publish_warehouse, write_marts
+from pipeline.runs import read_run
 from pipeline.schemas import contract
+from pipeline.storage import WAREHOUSE, Store
+
+
+def mart_rows(out, name: str, run_id: str) -> pl.DataFrame:
+    """A mart's rows of one run, read by a generic Delta reader."""
+    return pl.read_delta(str(out / contract(name).table)).filter(pl.col("run_id") == run_id)
+
+
+def mart_files(out, name: str, run_id: str) -> list[str]:
+    return [p for p in DeltaTable(str(out / contract(name).table)).file_uris() if f"run_id={run_id}/" in p]
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +35,7 @@ def million(spark, tmp_path_factory):
     """A committed run of at least a million rounds and its DuckDB marts, as Polars frames."""
     out = tmp_path_factory.mktemp("million")
     manifest = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
-    run = load_run(out, manifest["run_id"])
+    run = load_run(Store.parse(str(out)), manifest["run_id"])
     return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20, 0).items()}
 
 
@@ -107,7 +118,7 @@ def test_ev_convergence_reaches_the_run_total(million):
 def test_a_single_session_has_no_sd(spark, tmp_path, engine):
     manifest = simulate(spark, tmp_path, seed=9, shoes=16)
     assert 1000 <= manifest["rounds"] < 2000
-    variance = pl.from_arrow(build_marts(engine, load_run(tmp_path, manifest["run_id"]), 2, 0)["payout_variance"])
+    variance = pl.from_arrow(build_marts(engine, load_run(Store.parse(str(tmp_path)), manifest["run_id"]), 2, 0)["payout_variance"])
     single = variance.filter(pl.col("horizon") == "session_1000")
     assert single["sessions"].cast(pl.Int64).to_list() == [1] * single.height
     assert single["sd"].null_count() == single.height
@@ -141,26 +152,30 @@ def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
     assert status == 0, err
     assert f"published {two_runs / WAREHOUSE}" in out
     for name in MARTS:
+        table = DeltaTable(str(two_runs / contract(name).table)).to_pyarrow_table()
+        expected = contract(name).arrow(tuple(BET_KINDS))
+        assert [(f.name, f.type) for f in table.schema] == [(f.name, f.type) for f in expected]
         for run_id in ("first", "second"):
-            table = pq.read_table(mart_folder(two_runs, name, run_id) / PART)
-            assert table.schema.equals(contract(name).arrow(tuple(BET_KINDS)))
-            assert set(table["run_id"].to_pylist()) <= {run_id}
+            assert len(mart_files(two_runs, name, run_id)) == 1
     with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
         for name in MARTS:
             assert con.execute(f"SELECT count(DISTINCT run_id) FROM {name}").fetchone()[0] == 2
         rounds = con.execute("SELECT run_id, count(*) FROM rounds GROUP BY run_id ORDER BY run_id").fetchall()
-        assert rounds == [("first", read_manifest(two_runs, "first")["rounds"]),
-                          ("second", read_manifest(two_runs, "second")["rounds"])]
+        store = Store.parse(str(two_runs))
+        assert rounds == [("first", read_run(store, "first")["rounds"]),
+                          ("second", read_run(store, "second")["rounds"])]
         assert con.execute("SELECT count(*) FROM shoes").fetchone()[0] == 70
         net = con.execute("SELECT net_super_six FROM shoe_summary WHERE run_id = 'first' LIMIT 1").fetchone()[0]
         assert net is None  # punto_banco offers no Super Six
 
 
-def test_marts_again_gives_the_same_tables(cli, two_runs):
+def test_marts_again_replace_a_runs_rows_with_the_same_rows(cli, two_runs):
     assert cli("marts", "--out", two_runs)[0] == 0
-    first = {k: v for k, v in snapshot(two_runs / "marts").items()}
+    first = {name: mart_rows(two_runs, name, "second") for name in MARTS}
     assert cli("marts", "--out", two_runs, "--run-id", "second")[0] == 0
-    assert snapshot(two_runs / "marts") == first
+    for name in MARTS:
+        assert mart_rows(two_runs, name, "second").equals(first[name]), name
+        assert len(mart_files(two_runs, name, "second")) == 1
 
 
 def test_a_reader_of_the_old_warehouse_keeps_working_while_a_new_one_is_published(cli, spark, two_runs):
@@ -177,8 +192,8 @@ def test_a_reader_of_the_old_warehouse_keeps_working_while_a_new_one_is_publishe
 
 def test_the_warehouse_only_holds_committed_runs(cli, two_runs):
     assert cli("marts", "--out", two_runs)[0] == 0
-    manifest_path(two_runs, "second").unlink()
-    publish_warehouse(two_runs)
+    DeltaTable(str(two_runs / "runs")).delete("run_id = 'second'")
+    publish_warehouse(Store.parse(str(two_runs)), two_runs / WAREHOUSE)
     with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
         assert con.execute("SELECT DISTINCT run_id FROM bet_performance").fetchall() == [("first",)]
         assert con.execute("SELECT DISTINCT run_id FROM rounds").fetchall() == [("first",)]
@@ -197,13 +212,14 @@ def damage_delete(folder):
 
 
 def _replace_with(folder, table):
-    """Put another Parquet file in place of one of the run's files, and hand-edit the manifest's checksum."""
-    manifest = read_manifest(folder, "first")
-    entry = next(f for f in manifest["files"] if f["table"] == "rounds")
+    """Put another Parquet file in place of one of the run's files, and rewrite the runs row's checksum."""
+    store = Store.parse(str(folder))
+    record = read_run(store, "first")
+    entry = next(f for f in record["files"] if f["table"] == "rounds")
     path = folder / entry["path"]
     pq.write_table(table, path)
     entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    manifest_path(folder, "first").write_text(json.dumps(manifest))
+    DeltaTable(str(folder / "runs")).update({"files": f"'{json.dumps(record['files'])}'"}, predicate="run_id = 'first'")
     return path
 
 
@@ -220,13 +236,13 @@ def damage_column_type(folder):
     return _replace_with(folder, table), "column 'banker_total' is int64, expected int8"
 
 
-def damage_manifest(folder):
-    manifest_path(folder, "first").write_text('{"run_id": "first", "files": "oops"')
-    return manifest_path(folder, "first"), "is unreadable"
+def damage_runs_row(folder):
+    DeltaTable(str(folder / "runs")).update({"files": "'oops'"}, predicate="run_id = 'first'")
+    return "first", "the runs row of 'first' is malformed"
 
 
 @pytest.mark.parametrize("damage", [damage_truncate, damage_delete, damage_column_missing, damage_column_type,
-                                    damage_manifest])
+                                    damage_runs_row])
 def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, two_runs, damage):
     assert cli("marts", "--out", two_runs)[0] == 0
     path, message = damage(two_runs)
@@ -258,10 +274,10 @@ def test_no_committed_run(cli, tmp_path):
 
 
 def test_marts_are_written_per_run_with_write_marts(two_runs):
-    run = load_run(two_runs, "first")
+    run = load_run(Store.parse(str(two_runs)), "first")
     write_marts(run, build_marts(Engine.duckdb, run, 2, 0))
-    cells = pq.read_table(mart_folder(two_runs, "road_cells", "first") / PART)
-    assert sorted(set(cells["shoe_id"].to_pylist())) == [0, 1]
+    cells = mart_rows(two_runs, "road_cells", "first")
+    assert sorted(set(cells["shoe_id"].to_list())) == [0, 1]
 
 
 def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, two_runs):
@@ -271,6 +287,6 @@ def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, two_runs):
     stray = two_runs / "rounds" / "run_id=first" / "part-999999999999-999999999999.parquet"
     pq.write_table(pl.DataFrame({"shoe_id": ["not a number"], "surprise": [1.5]}).to_arrow(), stray)
     status, _, err = cli("marts", "--out", two_runs)
-    assert status == 0, err  # readers take the manifest's files only
+    assert status == 0, err  # readers take the committed files only
     with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == before

@@ -10,6 +10,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.marts import marts_duckdb, marts_polars
 from pipeline.marts.inputs import MARTS, load_run
+from pipeline.storage import Store
 
 # (rules, seed, shoes, partitions, road_stats_shoes): between them every bet kind; each run has
 # several complete sessions of 1,000 rounds and an incomplete last block of 100; road statistics
@@ -25,7 +26,7 @@ def marts(spark, tmp_path_factory):
     built = {}
     for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
         manifest = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
-        run = load_run(out, manifest["run_id"])
+        run = load_run(Store.parse(str(out)), manifest["run_id"])
         built[rules] = (marts_duckdb.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes),
                         marts_polars.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
     return built

@@ -22,6 +22,7 @@ from conftest import simulate
 from pipeline.cli import main
 from pipeline.errors import BaccaratError
 from pipeline.report import build_report
+from pipeline.storage import Store
 from pipeline.report.charts import (
     convergence_chart,
     ev_chart,
@@ -43,7 +44,7 @@ def report(spark, tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("report")
     simulate(spark, folder, seed=11, shoes=150, partitions=2, run_id=RUN_ID)
     assert main(["marts", "--out", str(folder)]) == 0
-    return folder, build_report(folder)
+    return folder, build_report(Store.parse(str(folder)))
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_tables_show_the_marts_figures(report, page):
 def test_rebuilding_replaces_the_page(report):
     folder, path = report
     before = path.stat().st_ino
-    assert build_report(folder, RUN_ID) == path
+    assert build_report(Store.parse(str(folder)), RUN_ID) == path
     assert path.stat().st_ino != before  # a new file renamed over the old one
     assert [p.name for p in path.parent.iterdir()] == ["index.html"]
 
@@ -121,17 +122,17 @@ def test_default_run_is_the_newest_and_shoe_can_be_chosen(spark, tmp_path):
     time.sleep(0.01)
     simulate(spark, tmp_path, seed=2, shoes=12, partitions=1, run_id="aa-newer")
     assert main(["marts", "--out", str(tmp_path)]) == 0
-    assert "Baccarat run aa-newer" in build_report(tmp_path).read_text(encoding="utf-8")
-    page = build_report(tmp_path, "zz-older", shoe_id=5).read_text(encoding="utf-8")
+    assert "Baccarat run aa-newer" in build_report(Store.parse(str(tmp_path))).read_text(encoding="utf-8")
+    page = build_report(Store.parse(str(tmp_path)), "zz-older", shoe_id=5).read_text(encoding="utf-8")
     assert "Baccarat run zz-older" in page and "The five roads of shoe 5" in page
     with pytest.raises(BaccaratError) as error:
-        build_report(tmp_path, "zz-older", shoe_id=12)
+        build_report(Store.parse(str(tmp_path)), "zz-older", shoe_id=12)
     assert "shoe 12" in str(error.value) and "\n" not in str(error.value)
 
 
 def test_missing_warehouse_is_one_line_error(tmp_path):
     with pytest.raises(BaccaratError) as error:
-        build_report(tmp_path)
+        build_report(Store.parse(str(tmp_path)))
     message = str(error.value)
     assert "no warehouse" in message and str(tmp_path / "warehouse.duckdb") in message and "\n" not in message
     assert not (tmp_path / "report").exists()
@@ -140,7 +141,7 @@ def test_missing_warehouse_is_one_line_error(tmp_path):
 def test_unknown_run_is_one_line_error(report):
     folder, _ = report
     with pytest.raises(BaccaratError) as error:
-        build_report(folder, "no-such-run")
+        build_report(Store.parse(str(folder)), "no-such-run")
     message = str(error.value)
     assert "'no-such-run'" in message and RUN_ID in message and "\n" not in message
 

@@ -2,8 +2,10 @@
 
 from pathlib import Path
 
-from pipeline.marts.publish import WAREHOUSE
+import polars as pl
+
 from pipeline.runs import committed_runs
+from pipeline.storage import WAREHOUSE, Store
 
 DICTIONARY = Path(__file__).parents[1] / "docs" / "tables.md"
 
@@ -11,9 +13,10 @@ DICTIONARY = Path(__file__).parents[1] / "docs" / "tables.md"
 def test_run_builds_everything_and_says_where(spark, cli, tmp_path):
     status, out, err = cli("run", "--shoes", 25, "--seed", 5, "--out", tmp_path)
     assert status == 0, err
-    assert committed_runs(tmp_path) == ["punto_banco-s5-n25"]
+    assert committed_runs(Store.parse(str(tmp_path))) == ["punto_banco-s5-n25"]
     assert (tmp_path / WAREHOUSE).is_file()
-    assert (tmp_path / "marts" / "bet_performance" / "run_id=punto_banco-s5-n25" / "part-0.parquet").is_file()
+    assert pl.read_delta(str(tmp_path / "marts" / "bet_performance"))["run_id"].unique().to_list() == [
+        "punto_banco-s5-n25"]
     page = tmp_path / "report" / "index.html"
     assert page.is_file() and "punto_banco-s5-n25" in page.read_text(encoding="utf-8")
     assert "run 'punto_banco-s5-n25' is ready" in out and str(page) in out and "baccarat sql" in out

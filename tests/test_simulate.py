@@ -13,8 +13,9 @@ from polars.testing import assert_frame_equal
 from reference import card_value, reference_net, reference_round
 
 from pipeline.exact import exact_odds
-from pipeline.runs import committed_runs, manifest_path, read_manifest, sha256
+from pipeline.runs import committed_runs, read_run, verify_files
 from pipeline.simulate import job
+from pipeline.storage import Store
 from pipeline.simulate.kernel import shuffled_shoe
 from pipeline.tables import load_rule_set
 
@@ -101,7 +102,7 @@ def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
     shoes = read_table(out, run_id, "shoes")
     assert shoes["shoe_id"].to_list() == list(range(150))
     for shoe, dealt in zip(shoes.iter_rows(named=True), rounds.partition_by("shoe_id", maintain_order=True)):
-        cards = shuffled_shoe(np.uint64(shoe["rng_seed"]), rule_set.decks).tolist()
+        cards = shuffled_shoe(np.uint64(int(shoe["rng_seed"])), rule_set.decks).tolist()
         assert Counter(cards) == {code: rule_set.decks for code in range(52)}
         position = 1 + shoe["cards_burned"]
         assert shoe["burn_card"] == cards[0]
@@ -169,44 +170,61 @@ def test_same_seed_same_bytes(spark, tmp_path):
     assert [f["sha256"] for f in first["files"]] != [f["sha256"] for f in other["files"]]
 
 
-def test_manifest_lists_every_file_with_rows_and_checksum(small_runs):
-    out, manifests = small_runs
-    manifest = manifests["punto_banco"]
-    assert {"rules", "seed", "shoes", "rounds", "decks", "partitions", "software_version",
-            "spark_master", "started_at", "ended_at", "parameters"} <= set(manifest)
-    assert manifest["spark_master"] == "local[2]" and manifest["partitions"] == 3
-    for entry in manifest["files"]:
-        path = out / entry["path"]
-        assert sha256(path) == entry["sha256"]
-        assert pl.read_parquet(path, hive_partitioning=False).height == entry["rows"]
-    assert sum(f["rows"] for f in manifest["files"] if f["table"] == "shoes") == manifest["shoes"]
+def test_the_runs_row_lists_every_file_with_rows_and_checksum(small_runs):
+    out, records = small_runs
+    store = Store.parse(str(out))
+    record = read_run(store, records["punto_banco"]["run_id"])
+    assert record == records["punto_banco"]
+    assert record["spark_master"] == "local[2]" and record["partitions"] == 3
+    for entry in record["files"]:
+        assert store.sha256(entry["path"]) == entry["sha256"]
+        assert pl.read_parquet(out / entry["path"], hive_partitioning=False).height == entry["rows"]
+    assert sum(f["rows"] for f in record["files"] if f["table"] == "shoes") == record["shoes"]
+    for table in ("rounds", "shoes"):
+        committed = store.partition_files(table, record["run_id"], record["versions"][table])
+        assert [(f["path"], f["rows"]) for f in committed] == sorted(
+            (f["path"], f["rows"]) for f in record["files"] if f["table"] == table)
+    verify_files(store, record)
+
+
+def test_a_changed_byte_fails_verification(spark, tmp_path):
+    record = simulate(spark, tmp_path, seed=4, shoes=30)
+    path = tmp_path / record["files"][0]["path"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(Exception, match="fails its checksum"):
+        verify_files(Store.parse(str(tmp_path)), record)
 
 
 def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):
-    plan = job.Plan("debris", load_rule_set(), 12, 40, tmp_path, 2)
+    plan = job.Plan("debris", load_rule_set(), 12, 40, Store.parse(str(tmp_path)), 2)
     job.prepare(plan, overwrite=False)
     folder = tmp_path / "rounds" / "run_id=debris"
     folder.mkdir(parents=True)
     (folder / ".part-000000000000-000000000019.parquet.dead.tmp").write_bytes(b"half a file")
-    manifest = job.run(spark, plan)
+    record = job.run(spark, plan)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        f["path"].rsplit("/", 1)[1] for f in manifest["files"] if f["table"] == "rounds")
+        f["path"].rsplit("/", 1)[1] for f in record["files"] if f["table"] == "rounds")
 
 
-def test_a_run_without_its_manifest_does_not_exist(spark, tmp_path):
-    manifest = simulate(spark, tmp_path, seed=3, shoes=50)
-    assert committed_runs(tmp_path) == [manifest["run_id"]]
-    manifest_path(tmp_path, manifest["run_id"]).unlink()
-    assert committed_runs(tmp_path) == []
-    assert read_manifest(tmp_path, manifest["run_id"]) is None
+def test_a_run_without_its_runs_row_does_not_exist(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    record = simulate(spark, tmp_path, seed=3, shoes=50)
+    store = Store.parse(str(tmp_path))
+    assert committed_runs(store) == [record["run_id"]]
+    DeltaTable(str(tmp_path / "runs")).delete(f"run_id = '{record['run_id']}'")
+    assert committed_runs(store) == []
+    assert read_run(store, record["run_id"]) is None
 
 
-def test_uncommitted_leftovers_are_removed_and_the_rerun_is_identical(spark, tmp_path):
+def test_uncommitted_leftovers_are_never_read_and_the_rerun_is_identical(spark, tmp_path):
     clean = simulate(spark, tmp_path / "clean", seed=8, shoes=90)
-    plan = job.Plan(clean["run_id"], load_rule_set(), 8, 90, tmp_path / "crashed", 3)
+    plan = job.Plan(clean["run_id"], load_rule_set(), 8, 90, Store.parse(str(tmp_path / "crashed")), 3)
     job.write_range(plan, 0, 30)  # one task's files, never committed
     (tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}" / ".part-x.parquet.tmp").write_bytes(b"partial")
-    assert committed_runs(tmp_path / "crashed") == []
+    assert committed_runs(plan.out) == []
     rerun = simulate(spark, tmp_path / "crashed", seed=8, shoes=90)
     assert [f["sha256"] for f in rerun["files"]] == [f["sha256"] for f in clean["files"]]
     folder = tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}"

@@ -1,8 +1,14 @@
 """`baccarat simulate` from the command line: summary, idempotence, and bad input that leaves data alone."""
 
+import polars as pl
 import pytest
 
-from pipeline.runs import read_manifest
+from pipeline.runs import read_run
+from pipeline.storage import Store
+
+
+def read_manifest(folder, run_id):
+    return read_run(Store.parse(str(folder)), run_id)
 
 
 def snapshot(folder):
@@ -22,7 +28,7 @@ def test_summary_names_rounds_shares_files_and_where(committed):
     manifest = read_manifest(folder, "base")
     assert f"committed run 'base': 40 shoes, {manifest['rounds']:,} rounds" in out
     assert "B " in out and "P " in out and "T " in out
-    assert str(folder / "manifests" / "base.json") in out
+    assert f"row in {folder / 'runs'}" in out
 
 
 def test_default_run_id_comes_from_rules_seed_and_shoes(spark, cli, tmp_path):
@@ -47,6 +53,8 @@ def test_overwrite_replaces_a_run_with_other_parameters(committed, cli):
     manifest = read_manifest(folder, "base")
     assert (manifest["shoes"], manifest["seed"]) == (30, 2)
     assert all((folder / f["path"]).exists() for f in manifest["files"])
+    rounds = pl.read_delta(str(folder / "rounds")).filter(pl.col("run_id") == "base")
+    assert rounds["shoe_id"].n_unique() == 30 and rounds.height == manifest["rounds"]
 
 
 BAD_SIMULATE_ARGUMENTS = [

@@ -9,7 +9,7 @@ import pytest
 from conftest import simulate
 
 from pipeline.cli import main
-from pipeline.marts.publish import WAREHOUSE
+from pipeline.storage import WAREHOUSE
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,8 @@
-"""Committed runs as mart inputs: verified against their manifest and the data contracts,
+"""Committed runs as mart inputs: verified against their runs row and the data contracts,
 with the exact reference values both engines compare against."""
 
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,8 +10,9 @@ from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
-from pipeline.runs import committed_runs, read_manifest, verify_files
+from pipeline.runs import RUNS, committed_runs, read_run, run_files, verify_files
 from pipeline.schemas import contract
+from pipeline.storage import Store
 from pipeline.tables import RuleSet
 
 MARTS = (
@@ -26,16 +26,17 @@ _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
 
 @dataclass(frozen=True)
 class RunInput:
-    out: Path
-    manifest: dict
+    out: Store
+    manifest: dict  # the run's record, from its runs row
     rule_set: RuleSet
 
     @property
     def run_id(self) -> str:
         return self.manifest["run_id"]
 
-    def files(self, table: str) -> list[Path]:
-        return [self.out / f["path"] for f in self.manifest["files"] if f["table"] == table]
+    def files(self, table: str) -> list[str]:
+        """The run's files of a table in shoe order, as the query engines take them."""
+        return [self.out.reader_path(f["path"]) for f in run_files(self.manifest, table)]
 
     @cached_property
     def odds(self) -> Odds:
@@ -60,42 +61,39 @@ class RunInput:
         return pa.table({"rounds": sorted(points | {rounds})})
 
 
-def _check_schema(path: Path, table: str, bets: tuple[str, ...]) -> None:
+def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...]) -> None:
     expected = contract(table).arrow(bets)
+    where = out.location(path)
     try:
-        found = pq.read_schema(path)
+        found = pq.read_schema(out.fs_path(path), filesystem=out.filesystem)
     except (OSError, pa.ArrowInvalid) as error:
-        raise BaccaratError(f"{path} is not a readable Parquet file: {error}") from None
+        raise BaccaratError(f"{where} is not a readable Parquet file: {error}") from None
     for field in expected:
         if field.name not in found.names:
-            raise BaccaratError(f"{path}: column {field.name!r} is missing")
+            raise BaccaratError(f"{where}: column {field.name!r} is missing")
         if not found.field(field.name).type.equals(field.type):
             raise BaccaratError(
-                f"{path}: column {field.name!r} is {found.field(field.name).type}, expected {field.type}"
+                f"{where}: column {field.name!r} is {found.field(field.name).type}, expected {field.type}"
             )
 
 
-def load_run(out: Path, run_id: str) -> RunInput:
+def load_run(out: Store, run_id: str) -> RunInput:
     """A committed run whose files all exist, match their checksums and follow the contracts."""
-    manifest = read_manifest(out, run_id)
-    if manifest is None:
-        raise BaccaratError(f"unknown run id {run_id!r}: no manifest in {out / 'manifests'}")
+    record = read_run(out, run_id)
+    if record is None:
+        raise BaccaratError(f"unknown run id {run_id!r}: no row in {out.location(RUNS)}")
     try:
-        rule_set = RuleSet.model_validate(manifest["parameters"]["rules"])
-        bets = tuple(manifest["bets"])
-        files = manifest["files"]
-    except (KeyError, TypeError, ValidationError) as error:
-        raise BaccaratError(f"manifest of run {run_id!r} is malformed ({type(error).__name__}: {error})".splitlines()[0]) from None
-    run = RunInput(out, manifest, rule_set)
-    verify_files(out, manifest)
-    for entry in files:
-        _check_schema(out / entry["path"], entry["table"], bets)
-    return run
+        rule_set = RuleSet.model_validate(record["parameters"]["rules"])
+    except ValidationError as error:
+        raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
+    verify_files(out, record)
+    for entry in record["files"]:
+        _check_schema(out, entry["path"], entry["table"], tuple(record["bets"]))
+    return RunInput(out, record, rule_set)
 
 
-def load_runs(out: Path, run_ids: list[str] | None = None) -> list[RunInput]:
-    if not out.is_dir():
-        raise BaccaratError(f"no output folder {out}")
+def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:
+    out.check_readable()
     committed = committed_runs(out)
     if not committed:
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")

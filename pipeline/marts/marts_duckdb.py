@@ -1,10 +1,10 @@
 """The marts in DuckDB: the SQL in pipeline/marts/sql, run over one committed run."""
 
-import duckdb
 import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
+from pipeline.runs import run_files
 
 PREPARED = ("shoe_totals", "blocks", "round_groups", "round_histogram", "session_histogram")
 
@@ -18,9 +18,9 @@ def rounds_views(run: RunInput) -> list[str]:
     files are in shoe order and the manifest counts their rows, so no window or join is
     needed); `opening`: the same for the first files only, enough for the first 100 rounds."""
     parts, opening, offset = [], [], 0
-    for entry in (f for f in run.manifest["files"] if f["table"] == "rounds"):
+    for entry, path in zip(run_files(run.manifest, "rounds"), run.files("rounds")):
         parts.append(f"SELECT {offset} + file_row_number AS run_row, * EXCLUDE (file_row_number) "
-                     f"FROM read_parquet({_quoted(run.out / entry['path'])}, file_row_number = true, "
+                     f"FROM read_parquet({_quoted(path)}, file_row_number = true, "
                      "hive_partitioning = false)")
         if offset < 100:
             opening.append(parts[-1])
@@ -38,7 +38,7 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> 
     """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns).
     Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
     (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
-    con = duckdb.connect()
+    con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
     for view in rounds_views(run):
         con.execute(view)

@@ -175,7 +175,7 @@ def streaks(groups: pl.LazyFrame, exact_outcomes: pl.LazyFrame) -> pl.LazyFrame:
     """streaks.sql: counts per side and length against the geometric law of independent rounds.
     A streak of length L has one round at each streak_index 0 .. L-1: the rounds at index l-1
     count the streaks of length l or more, and the streaks of length l are the difference."""
-    prob = lambda o: pl.col("probability").filter(pl.col("outcome") == o).first()  # noqa: E731
+    prob = lambda o: pl.col("probability").filter(pl.col("outcome") == o).first()
     p = exact_outcomes.select(B=prob("B"), P=prob("P"), T=prob("T"))
     q = pl.concat([p.select(side=pl.lit("B"), q=pl.col("B") / (pl.col("B") + pl.col("P"))),
                    p.select(side=pl.lit("P"), q=pl.col("P") / (pl.col("B") + pl.col("P"))),
@@ -289,11 +289,13 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
     (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     # run_row: each round's place in the run from 0, as in marts_duckdb.rounds_views: the files
-    # are in shoe order (the manifest's), so it is the row index across the files in that order.
-    rounds = (pl.scan_parquet(run.files("rounds"), hive_partitioning=False, row_index_name="run_row")
+    # are in shoe order (the runs row's), so it is the row index across the files in that order.
+    options = run.out.polars_options()
+    rounds = (pl.scan_parquet(run.files("rounds"), hive_partitioning=False, row_index_name="run_row",
+                              storage_options=options)
               .with_columns(pl.col("run_row").cast(pl.Int64)))
     nets = _nets(rounds)
-    shoes = pl.scan_parquet(run.files("shoes"), hive_partitioning=False)
+    shoes = pl.scan_parquet(run.files("shoes"), hive_partitioning=False, storage_options=options)
     exact_outcomes = pl.from_arrow(run.exact_outcomes()).lazy()
     exact_bets = pl.from_arrow(run.exact_bets()).lazy()
     checkpoints = pl.from_arrow(run.checkpoints()).lazy().select(pl.col("rounds").cast(pl.Int64))

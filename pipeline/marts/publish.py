@@ -1,23 +1,21 @@
-"""Publishing marts: conform each table to its contract, write it per run, and publish the
-DuckDB warehouse by building a new file and renaming it over the old one."""
+"""Publishing marts: conform each table to its contract, commit it per run to its Delta table, and
+publish the DuckDB warehouse by building a new local file and renaming it over the old one."""
 
 import os
-import shutil
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import MARTS, RunInput, load_run
-from pipeline.runs import TEMPORARY_PREFIX, committed_runs, read_manifest
+from pipeline.runs import committed_runs, read_run, run_files
 from pipeline.schemas import contract
-
-WAREHOUSE = "warehouse.duckdb"
-PART = "part-0.parquet"
+from pipeline.storage import TEMPORARY_PREFIX, Store
 
 
 def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
@@ -36,67 +34,71 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def mart_folder(out: Path, name: str, run_id: str) -> Path:
-    return out / contract(name).path.format(run_id=run_id)
-
-
 def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
-    """Write every mart of one run; each folder is replaced whole by a rename, never half-written."""
+    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole."""
+    built = int(datetime.now(UTC).timestamp() * 1000)
     for name in MARTS:
-        target = mart_folder(run.out, name, run.run_id)
-        staging = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.{uuid.uuid4().hex}")
-        staging.mkdir(parents=True)
-        pq.write_table(conform(tables[name], name, run), staging / PART, compression="zstd")
-        retired = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.old-{uuid.uuid4().hex}")
-        if target.exists():
-            target.rename(retired)
-        staging.rename(target)
-        shutil.rmtree(retired, ignore_errors=True)
+        table = contract(name).table
+        run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
+                                 conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
+                                 (f"baccarat-marts:{run.run_id}", built))
 
 
-def _parquet_list(paths: list[Path]) -> str:
-    return "[" + ", ".join("'" + str(p.resolve()).replace("'", "''") + "'" for p in paths) + "]"
+def shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
+    """The rounds of one shoe of a committed run, in order, from the files its runs row lists."""
+    files = [f for f in run_files(run, "rounds") if f["first_shoe"] <= shoe_id <= f["last_shoe"]]
+    paths = [out.reader_path(f["path"]) for f in files]
+    if not paths:
+        return pl.DataFrame(schema={c: pl.Null for c in columns})
+    return (pl.scan_parquet(paths, hive_partitioning=False, storage_options=out.polars_options())
+            .filter(pl.col("shoe_id") == shoe_id).select(columns).sort("round").collect())
 
 
-def publish_warehouse(out: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
-    """Build DIR/warehouse.duckdb anew from the marts of every committed run that passes its
-    checks (runs in `verified` were just checked), then rename it over the old one: a reader
-    holding the old file open keeps reading the old file. Returns the path and a line for each
-    run left out."""
-    runs, left_out = [], []
-    for run_id in committed_runs(out):
-        if (mart_folder(out, MARTS[0], run_id) / PART).exists():
-            try:
-                if run_id not in verified:
-                    load_run(out, run_id)
-                runs.append(run_id)
-            except BaccaratError as error:
-                left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
-    target = out / WAREHOUSE
-    building = out / f"{TEMPORARY_PREFIX}{WAREHOUSE}.{uuid.uuid4().hex}.tmp"
+def _parquet_list(paths: list[str]) -> str:
+    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+
+
+def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
+    """Build the warehouse anew at `target` (a local file) from the marts of every committed run that
+    passes its checks (runs in `verified` were just checked), then rename it over the old one: a
+    reader holding the old file open keeps reading the old file. Rounds and shoes are views over the
+    runs' files when OUT is local. Returns the path and a line for each run left out."""
+    runs, left_out, records = [], [], {}
+    for run_id in sorted(set(committed_runs(out)) & out.run_ids(contract(MARTS[0]).table)):
+        try:
+            records[run_id] = load_run(out, run_id).manifest if run_id not in verified else read_run(out, run_id)
+            runs.append(run_id)
+        except BaccaratError as error:
+            left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
+    target = Path(target)
+    building = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.{uuid.uuid4().hex}.tmp")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         with duckdb.connect(str(building)) as con:
             for name in MARTS:
-                files = [mart_folder(out, name, run_id) / PART for run_id in runs]
-                source = f"read_parquet({_parquet_list(files)})" if files else _empty(name)
-                con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
-            for table in ("rounds", "shoes"):
-                files = [out / f["path"] for run_id in runs for f in read_manifest(out, run_id)["files"]
-                         if f["table"] == table]
-                source = (f"read_parquet({_parquet_list(files)}, hive_partitioning = true, union_by_name = true)"
-                          if files else _empty(table))
-                con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+                rows = out.read_rows(contract(name).table, runs) if runs else None
+                if rows is None:
+                    con.execute(f"CREATE TABLE {name} AS SELECT * FROM {_empty(name)}")
+                    continue
+                con.register("mart_rows", rows.select(contract(name).arrow(tuple(BET_KINDS)).names))
+                con.execute(f"CREATE TABLE {name} AS SELECT * FROM mart_rows")
+                con.unregister("mart_rows")
+            if out.is_local:
+                for table in ("rounds", "shoes"):
+                    files = [out.reader_path(f["path"]) for run_id in runs for f in run_files(records[run_id], table)]
+                    source = (f"read_parquet({_parquet_list(files)}, hive_partitioning = true, union_by_name = true)"
+                              if files else _empty(table))
+                    con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
         os.replace(building, target)
     finally:
         building.unlink(missing_ok=True)
     return target, left_out
 
 
-def open_warehouse(out: Path) -> duckdb.DuckDBPyConnection:
+def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
     """The published warehouse, read-only, or a one-line error saying how to make it."""
-    path = out / WAREHOUSE
-    if not path.is_file():
-        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts --out {out}` first)")
+    if not Path(path).is_file():
+        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
     return duckdb.connect(str(path), read_only=True)
 
 

@@ -1,15 +1,18 @@
-"""build_report: the only I/O of the report. Reads the published warehouse read-only and the run's
-manifest, writes DIR/report/index.html under a temporary name, then renames it into place."""
+"""build_report: the only I/O of the report. Reads the published warehouse read-only, the run's row
+in `runs` and its shoe's rounds, writes the page under a temporary name, then renames it into place."""
 
+import os
+import uuid
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
 from pipeline.errors import BaccaratError
+from pipeline.marts.publish import open_warehouse, shoe_rounds
 from pipeline.report.page import assemble_page
-from pipeline.marts.publish import WAREHOUSE, open_warehouse
-from pipeline.runs import read_manifest, write_atomically
+from pipeline.runs import read_run
+from pipeline.storage import TEMPORARY_PREFIX, Store
 
 MARTS = {
     "outcome_summary": "SELECT * FROM outcome_summary WHERE run_id = ? ORDER BY outcome",
@@ -20,29 +23,30 @@ MARTS = {
     "road_patterns": "SELECT * FROM road_patterns WHERE run_id = ? ORDER BY condition, pattern",
 }
 SHOE_CELLS = "SELECT * FROM road_cells WHERE run_id = ? AND shoe_id = ? ORDER BY road, seq"
-SHOE_ROUNDS = ("SELECT round, outcome, player_pair, banker_pair FROM rounds "
-               "WHERE run_id = ? AND shoe_id = ? ORDER BY round")
+SHOE_ROUND_COLUMNS = ["round", "outcome", "player_pair", "banker_pair"]
 
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list) -> pl.DataFrame:
     return con.sql(sql, params=parameters).pl()
 
 
-def _newest(out: Path, runs: list[str]) -> str:
-    """The run committed last (its manifest's ended_at); runs whose manifest is gone count as oldest."""
+def _newest(out: Store, runs: list[str]) -> str:
+    """The run committed last (its ended_at); runs no longer committed count as oldest."""
     def ended(run_id: str) -> str:
-        return (read_manifest(out, run_id) or {}).get("ended_at") or ""
+        return (read_run(out, run_id) or {}).get("ended_at") or ""
 
     return max(runs, key=lambda run_id: (ended(run_id), run_id))
 
 
-def build_report(out: Path, run_id: str | None = None, shoe_id: int | None = None) -> Path:
-    """Write OUT/report/index.html for one run of OUT/warehouse.duckdb (default: the newest) and
-    return its path; the roads are those of `shoe_id` (default: the run's first drawn shoe)."""
-    out = Path(out)
-    path = out / WAREHOUSE
+def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = None,
+                 warehouse: Path | None = None, target: Path | None = None) -> Path:
+    """Write the page of one run (default: the newest) of the warehouse (default: OUT's) to `target`
+    (default: OUT's report/index.html) and return it; the roads are those of `shoe_id` (default: the
+    run's first drawn shoe)."""
+    path = warehouse or out.warehouse_path()
+    target = target or out.report_path()
     try:
-        with open_warehouse(out) as con:
+        with open_warehouse(path) as con:
             runs = [r for (r,) in con.execute("SELECT DISTINCT run_id FROM outcome_summary ORDER BY run_id").fetchall()]
             if not runs:
                 raise BaccaratError(f"the warehouse {path} holds no run (run `baccarat marts --out {out}`)")
@@ -60,10 +64,24 @@ def build_report(out: Path, run_id: str | None = None, shoe_id: int | None = Non
                 raise BaccaratError(f"shoe {shoe_id} of run {run_id!r} is not drawn in road_cells (drawn: {shown};"
                                     " see `baccarat marts --road-cells-shoes`)")
             data["road_cells"] = _frame(con, SHOE_CELLS, [run_id, shoe_id])
-            data["shoe_rounds"] = _frame(con, SHOE_ROUNDS, [run_id, shoe_id])
     except duckdb.Error as error:
         raise BaccaratError(f"warehouse {path}: {str(error).strip().splitlines()[0]}") from None
-    page = assemble_page(run_id, read_manifest(out, run_id), data, shoe_id)
-    target = out / "report" / "index.html"
-    write_atomically(target, page)
-    return target
+    record = read_run(out, run_id)
+    data["shoe_rounds"] = shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
+        else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
+    _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id))
+    return Path(target)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write a file under a temporary name in the same folder, flush it to disk, then rename it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{TEMPORARY_PREFIX}{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -121,17 +121,17 @@ def _when(stamp: str | None) -> str:
         return stamp
 
 
-def _duration(manifest: dict) -> str:
+def _duration(run: dict) -> str:
     try:
-        seconds = (datetime.fromisoformat(manifest["ended_at"]) - datetime.fromisoformat(manifest["started_at"]))
+        seconds = (datetime.fromisoformat(run["ended_at"]) - datetime.fromisoformat(run["started_at"]))
         return f"{seconds.total_seconds():,.1f} s"
     except (KeyError, TypeError, ValueError):
         return "–"
 
 
-def payouts(manifest: dict) -> str:
-    """'player 1:1, banker 0.95:1 (…), tie 8:1' from the manifest's resolved rule set."""
-    bets = manifest.get("parameters", {}).get("rules", {}).get("bets", {})
+def payouts(run: dict) -> str:
+    """'player 1:1, banker 0.95:1 (…), tie 8:1' from the run's resolved rule set."""
+    bets = run.get("parameters", {}).get("rules", {}).get("bets", {})
     parts = []
     for bet, terms in bets.items():
         extra = []
@@ -143,9 +143,9 @@ def payouts(manifest: dict) -> str:
     return ", ".join(parts) or "–"
 
 
-def parameters(run_id: str, manifest: dict | None, summary: pl.DataFrame) -> list[tuple[str, str]]:
-    """The run's parameters as (name, value) pairs, from its manifest (the commit)."""
-    m = manifest or {}
+def parameters(run_id: str, run: dict | None, summary: pl.DataFrame) -> list[tuple[str, str]]:
+    """The run's parameters as (name, value) pairs, from its row in runs (the commit)."""
+    m = run or {}
     rules = m.get("parameters", {}).get("rules", {})
     first = summary.row(0, named=True) if summary.height else {}
     burn, cut = rules.get("burn") or {}, rules.get("cut_card") or {}
@@ -174,8 +174,8 @@ def parameters_table(pairs: list[tuple[str, str]]) -> str:
     return table(["Parameter", "Value"], [[html.escape(k), html.escape(v)] for k, v in pairs], css="params")
 
 
-def header(run_id: str, manifest: dict | None, summary: pl.DataFrame) -> str:
-    m = manifest or {}
+def header(run_id: str, run: dict | None, summary: pl.DataFrame) -> str:
+    m = run or {}
     first = summary.row(0, named=True) if summary.height else {}
     rules = m.get("rules", first.get("rules", "?"))
     facts = [f"{rules}", f"{m.get('decks', '?')} decks", f"seed {m.get('seed', '?')}",
@@ -183,8 +183,8 @@ def header(run_id: str, manifest: dict | None, summary: pl.DataFrame) -> str:
              f"{number(m.get('rounds', first.get('rounds')))} rounds",
              f"{m.get('partitions', '?')} partitions", f"ended {_when(m.get('ended_at'))}",
              f"baccarat-pipeline {m.get('software_version', '?')}"]
-    if manifest is None:
-        facts.append("manifest missing")
+    if run is None:
+        facts.append("run missing")
     return (f'<header><h1>Baccarat run {html.escape(run_id)}<span class="rules">{html.escape(rules)}</span></h1>'
             f'<p>{" · ".join(html.escape(f) for f in facts)}</p></header>')
 
@@ -252,14 +252,14 @@ def chart_cards(data: dict[str, pl.DataFrame], shoe_id: int | None) -> dict[str,
     }
 
 
-def assemble_page(run_id: str, manifest: dict | None, data: dict[str, pl.DataFrame], shoe_id: int | None) -> str:
+def assemble_page(run_id: str, run: dict | None, data: dict[str, pl.DataFrame], shoe_id: int | None) -> str:
     """The whole page: plotly.js inlined once in the head, then the header, key figures, charts, tables."""
     summary, bets = data["outcome_summary"], data["bet_performance"]
     charts = chart_cards(data, shoe_id)
     tables = card("The figures", "From outcome_summary and bet_performance; orange z: |z| > 2.",
                   "<h3>Outcomes</h3>" + outcome_table(summary) + "<h3>Bets</h3>" + bet_table(bets), wide=True)
-    params = card("Run parameters", "From the run's manifest (its commit).",
-                  parameters_table(parameters(run_id, manifest, summary)))
+    params = card("Run parameters", "From the run's row in the runs table (its commit).",
+                  parameters_table(parameters(run_id, run, summary)))
     order = [charts["outcomes"], charts["ev"], charts["payout"], charts["convergence"], charts["streaks"], params,
              charts["patterns"], charts["roads"], tables]
     return (
@@ -268,7 +268,7 @@ def assemble_page(run_id: str, manifest: dict | None, data: dict[str, pl.DataFra
         f"<title>Baccarat report: {html.escape(run_id)}</title><style>{CSS}</style>"
         "<script type=\"text/javascript\">window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
         f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
-        f"{header(run_id, manifest, summary)}<main>{kpis(summary, bets)}"
+        f"{header(run_id, run, summary)}<main>{kpis(summary, bets)}"
         f"<div class=\"grid\">{''.join(order)}</div></main>"
         f"<script type=\"text/javascript\">{RESIZE}</script>"
         "<footer>Built by baccarat-pipeline from warehouse.duckdb · one self-contained file: opens with no network"

@@ -68,7 +68,7 @@ class Dealer:
         schema = contract("shoes").arrow(self.bets)
         cut_position = np.full(info.shape[1], self.rule_set.cards - self.rule_set.cut_card.cards_from_end, np.int16)
         columns = [
-            pa.array(info[0]), pa.array(info[1].view(np.uint64)),
+            pa.array(info[0]), pa.array(info[1].view(np.uint64)).cast(schema.field("rng_seed").type),
             pa.array(info[2].astype(np.int8), mask=info[2] == NO_CARD), pa.array(info[3].astype(np.int8)),
             pa.array(info[4].astype(np.int16)), pa.array(info[5].astype(np.int16)),
             pa.array(cut_position), pa.array(info[6].astype(np.int16)),

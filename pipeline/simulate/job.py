@@ -1,38 +1,33 @@
 """The simulation job: Spark schedules ranges of shoes as tasks; each task deals its
-range with the kernel and writes its own Parquet files with pyarrow (temporary name,
-then rename, so a retried or speculative duplicate writes the same bytes to the same
-name); the driver commits the run by writing the manifest last.
+range with the kernel and writes its own Parquet files with pyarrow, through the store's
+filesystem (a retried or speculative duplicate writes the same bytes to the same name);
+the driver commits every file of a table in one Delta transaction, rounds and shoes, then
+the run's row in `runs`, last.
 
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
 import builtins
 import contextlib
+import hashlib
+import json
 import os
 import re
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from math import ceil
-from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from pipeline import __version__
+from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.runs import (
-    TEMPORARY_PREFIX,
-    HashingFile,
-    commit,
-    data_dir,
-    read_manifest,
-    remove_data,
-    remove_temporaries,
-    uncommit,
-)
+from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
+from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
+from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -47,7 +42,7 @@ class Plan:
     rule_set: RuleSet
     seed: int
     shoes: int
-    out: Path
+    out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
 
     def ranges(self) -> list[tuple[int, int]]:
@@ -59,13 +54,18 @@ class Plan:
         """What determines the content; two runs with equal parameters hold equal rows."""
         return {"rules": self.rule_set.model_dump(mode="json"), "seed": self.seed, "shoes": self.shoes}
 
+    def content_key(self) -> str:
+        """Part of every file name: runs with other parameters never write over each other's files
+        (an overwrite that fails leaves the old run's files whole)."""
+        return hashlib.sha256(json.dumps(self.parameters(), sort_keys=True).encode()).hexdigest()[:12]
+
 
 def default_partitions(shoes: int, parallelism: int) -> int:
     return max(1, min(shoes, max(parallelism, ceil(shoes / SHOES_PER_TASK))))
 
 
-def part_name(first: int, last: int) -> str:
-    return f"part-{first:012d}-{last - 1:012d}.parquet"
+def part_name(first: int, last: int, key: str) -> str:
+    return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
 
 
 class SimulationFailed(BaccaratError):
@@ -84,77 +84,64 @@ def _task_attempt() -> int:
 def write_range(plan: Plan, first: int, last: int) -> dict:
     """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task."""
     dealer = Dealer.of(plan.rule_set)
-    name = part_name(first, last)
-    targets = {table: data_dir(plan.out, table, plan.run_id) / name for table in ("rounds", "shoes")}
-    temporaries = {t: p.with_name(f"{TEMPORARY_PREFIX}{p.name}.{uuid.uuid4().hex}.tmp") for t, p in targets.items()}
+    name = part_name(first, last, plan.content_key())
     outcomes = {"B": 0, "P": 0, "T": 0}
     rows = {"rounds": 0, "shoes": 0}
-    writers, sinks = {}, {}
-    try:
-        for start in range(first, last, SHOES_PER_BATCH):
-            tables = dict(zip(("rounds", "shoes"), dealer.deal(plan.seed, start, min(SHOES_PER_BATCH, last - start))))
-            for table, data in tables.items():
-                if table not in writers:
-                    targets[table].parent.mkdir(parents=True, exist_ok=True)
-                    sinks[table] = HashingFile(temporaries[table])
-                    writers[table] = pq.ParquetWriter(sinks[table], data.schema, **WRITE_OPTIONS)
-                writers[table].write_table(data)
-                rows[table] += data.num_rows
-            # TEST-ONLY fault injection (tests/test_faults.py), off unless the variable is set: the first
-            # attempt of every task fails here, mid-write, so that the test sees Spark retry each task.
-            if os.environ.get("BACCARAT_TEST_FAIL_FIRST_ATTEMPT") == "1" and _task_attempt() == 0:
-                raise RuntimeError(f"injected fault: first attempt of the task for shoes {first}-{last - 1}")
-            counts = tables["rounds"].column("outcome").combine_chunks().value_counts()
-            for entry in counts.to_pylist():
-                outcomes[entry["values"]] += entry["counts"]
-        for table, writer in writers.items():
-            writer.close()
-            sinks[table].close()
-        for table, target in targets.items():
-            os.replace(temporaries[table], target)
-    finally:
-        # After a failure (a full disk fails the close too), release the files without masking the
-        # error, and always remove the temporaries.
-        for table, writer in writers.items():
-            for close in (writer.close, sinks[table].close):
+    writers = {}
+    with contextlib.ExitStack() as files:
+        streams = {table: files.enter_context(plan.out.create_file(table, plan.run_id, name)) for table in DATA_TABLES}
+        try:
+            for start in range(first, last, SHOES_PER_BATCH):
+                tables = dict(zip(DATA_TABLES, dealer.deal(plan.seed, start, min(SHOES_PER_BATCH, last - start))))
+                for table, data in tables.items():
+                    if table not in writers:
+                        writers[table] = pq.ParquetWriter(streams[table], data.schema, **WRITE_OPTIONS)
+                    writers[table].write_table(data)
+                    rows[table] += data.num_rows
+                # TEST-ONLY fault injection (tests/test_faults.py), off unless the variable is set: the first
+                # attempt of every task fails here, mid-write, so that the test sees Spark retry each task.
+                if os.environ.get("BACCARAT_TEST_FAIL_FIRST_ATTEMPT") == "1" and _task_attempt() == 0:
+                    raise RuntimeError(f"injected fault: first attempt of the task for shoes {first}-{last - 1}")
+                counts = tables["rounds"].column("outcome").combine_chunks().value_counts()
+                for entry in counts.to_pylist():
+                    outcomes[entry["values"]] += entry["counts"]
+        finally:
+            # After a failure (a full disk fails the close too), release the files without masking the error.
+            for writer in writers.values():
                 with contextlib.suppress(Exception):
-                    close()
-        for temporary in temporaries.values():
-            temporary.unlink(missing_ok=True)
+                    writer.close()
     return {
         "first_shoe": first,
         "last_shoe": last - 1,
         "outcomes": outcomes,
         "files": [
-            {"table": table, "path": str(target.relative_to(plan.out)), "rows": rows[table],
-             "sha256": sinks[table].digest.hexdigest()}
-            for table, target in targets.items()
+            {"table": table, "path": f"{table}/run_id={plan.run_id}/{name}", "rows": rows[table],
+             "size": streams[table].size, "sha256": streams[table].digest.hexdigest()}
+            for table in DATA_TABLES
         ],
     }
 
 
 def prepare(plan: Plan, overwrite: bool) -> dict | None:
-    """Check the run id against what is on disk; returns the existing manifest when this is a no-op."""
-    existing = read_manifest(plan.out, plan.run_id)
-    if existing is not None:
-        if existing.get("parameters") == plan.parameters():
-            return existing
-        if not overwrite:
-            raise BaccaratError(
-                f"run {plan.run_id!r} already exists in {plan.out} with different parameters "
-                "(use --overwrite to replace it, or another --run-id)"
-            )
-        uncommit(plan.out, plan.run_id)
-    remove_data(plan.out, plan.run_id)  # leftovers of an uncommitted attempt are never visible
+    """Check the run id against the committed runs; returns the existing run when this is a no-op.
+    An overwrite replaces the old run only when the new one commits, table by table."""
+    existing = read_run(plan.out, plan.run_id)
+    if existing is None or existing["parameters"] == plan.parameters():
+        return existing
+    if not overwrite:
+        raise BaccaratError(
+            f"run {plan.run_id!r} already exists in {plan.out} with different parameters "
+            "(use --overwrite to replace it, or another --run-id)"
+        )
     return None
 
 
 def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None) -> dict:
-    """Deal and write every range as a Spark task, then commit; returns the manifest.
+    """Deal and write every range as a Spark task, then commit; returns the run's record.
 
     on_progress(shoes_done, rounds_done) is called on the driver about twice a second.
     """
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     ranges = plan.ranges()
     context = spark.sparkContext
     shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
@@ -174,10 +161,11 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
             raise  # not an I/O failure: a bug, shown with its traceback
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
                                f"{plan.out}: {message}") from None
-    remove_temporaries(plan.out, plan.run_id)  # every task succeeded: what is left is from dead attempts
+    for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
+        plan.out.remove_temporaries(table, plan.run_id)
     results.sort(key=lambda r: r["first_shoe"])
     outcomes = {key: sum(r["outcomes"][key] for r in results) for key in ("B", "P", "T")}
-    manifest = {
+    record = {
         "run_id": plan.run_id,
         "parameters": plan.parameters(),
         "rules": plan.rule_set.name,
@@ -191,15 +179,20 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
         "software_version": __version__,
         "spark_master": context.master,
         "started_at": started.isoformat(),
-        "ended_at": datetime.now(timezone.utc).isoformat(),
         "files": [entry | {"first_shoe": r["first_shoe"], "last_shoe": r["last_shoe"]}
                   for r in results for entry in r["files"]],
     }
     try:
-        commit(plan.out, manifest)
-    except OSError as error:
-        raise SimulationFailed(f"run {plan.run_id!r} was not committed: writing its manifest failed: {error}") from None
-    return manifest
+        record["versions"] = {
+            table: plan.out.commit_partition(table, plan.run_id, [f for f in record["files"] if f["table"] == table],
+                                             contract(table).table_schema(tuple(BET_KINDS)), transaction(record))
+            for table in DATA_TABLES
+        }
+        record["ended_at"] = datetime.now(UTC).isoformat()
+        commit_run(plan.out, record)
+    except StorageError as error:
+        raise SimulationFailed(f"run {plan.run_id!r} was not committed: {error}") from None
+    return record
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)

@@ -1,0 +1,463 @@
+"""The one place that knows where tables live: a local folder or an object-store URI (files through
+pyarrow.fs), and the Delta Lake tables under it (commits through deltalake).
+
+Layout under OUT: `rounds`, `shoes`, `runs` and `marts/<name>`, each a Delta table partitioned by
+run_id. Data files are `<table>/run_id=<run>/<name>.parquet`; a file exists for readers only once a
+Delta commit adds it.
+"""
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from pipeline.errors import BaccaratError
+
+OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
+TEMPORARY_PREFIX = "."
+PARTITION = "run_id"
+COMMIT_ATTEMPTS = 8
+MIN_RETENTION_HOURS = 24
+WAREHOUSE = "warehouse.duckdb"
+# Runs record the versions of their commits, so the logs that reach them are kept.
+TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_S3_TIMEOUTS = {"connect_timeout": 5, "request_timeout": 60}
+DELTA_TIMEOUTS = {"timeout": "120s", "connect_timeout": "5s", "max_retries": "3", "retry_timeout": "30s"}
+
+
+class StorageError(BaccaratError):
+    """The store refused or failed an operation (missing bucket, refused credentials, I/O)."""
+
+
+class CommitConflict(StorageError):
+    """A Delta commit lost to concurrent commits more times than it retries."""
+
+
+@dataclass(frozen=True)
+class Store:
+    """OUT: a local folder (kept as an absolute path) or `scheme://bucket/prefix`."""
+
+    uri: str
+
+    @classmethod
+    def parse(cls, text: str) -> "Store":
+        """A store from what a user typed, or a one-line error; a path that only looks like a URI
+        (`s3:x`, `s3:/x`) is refused rather than taken as a local folder."""
+        text = str(text).strip()
+        if not text:
+            raise BaccaratError("the output location is empty")
+        match = _SCHEME.match(text)
+        if match is None or (len(match[1]) == 1 and os.name == "nt"):
+            return cls(str(Path(text).expanduser().absolute()))
+        scheme = match[1].lower()
+        if scheme == "file" and text.startswith("file:///"):
+            return cls(str(Path(urlparse(text).path).absolute()))
+        if scheme not in OBJECT_STORE_SCHEMES:
+            raise BaccaratError(
+                f"{text!r}: unknown scheme {scheme + ':'!r}; use a local folder or s3://, gs://, az://, "
+                "abfss:// (write ./" + text + " for a local folder of that name)")
+        parsed = urlparse(text)
+        if not text.lower().startswith(f"{scheme}://") or not parsed.netloc:
+            raise BaccaratError(f"{text!r} is not a valid URI: write {scheme}://BUCKET/PREFIX")
+        prefix = parsed.path.strip("/")
+        if any(part in ("", ".", "..") for part in prefix.split("/")) and prefix:
+            raise BaccaratError(f"{text!r}: the prefix may not hold empty, '.' or '..' parts")
+        if parsed.query or parsed.fragment:
+            raise BaccaratError(f"{text!r}: a URI with '?' or '#' is not a location")
+        bucket = parsed.netloc.split("@")[0] if scheme == "abfss" else parsed.netloc
+        if scheme in ("s3", "gs") and not _BUCKET.match(bucket):
+            raise BaccaratError(f"{text!r}: {bucket!r} is not a valid bucket name")
+        return cls(f"{scheme}://{parsed.netloc}" + (f"/{prefix}" if prefix else ""))
+
+    @property
+    def scheme(self) -> str:
+        return self.uri.split("://", 1)[0] if "://" in self.uri else "file"
+
+    @property
+    def is_local(self) -> bool:
+        return self.scheme == "file"
+
+    def __str__(self) -> str:
+        return self.uri
+
+    # -- locations ---------------------------------------------------------------------------------
+
+    def location(self, *parts: str) -> str:
+        """A URI (or local path) under OUT, for people and for deltalake and polars."""
+        return "/".join([self.uri.rstrip("/"), *parts])
+
+    def local_path(self, *parts: str) -> Path:
+        """A path under a local OUT (for DuckDB's own file reader and the warehouse file)."""
+        if not self.is_local:
+            raise BaccaratError(f"{self.uri} is not a local folder")
+        return Path(self.uri, *parts)
+
+    def fs_path(self, *parts: str) -> str:
+        if self.is_local:
+            return str(Path(self.uri, *parts))
+        _, rest = self.uri.split("://", 1)
+        if self.scheme == "abfss":
+            container, _, path = rest.partition("@")
+            rest = container + ("/" + path.split("/", 1)[1] if "/" in path else "")
+        return "/".join([rest.rstrip("/"), *parts])
+
+    @cached_property
+    def filesystem(self) -> pafs.FileSystem:
+        if self.is_local:
+            return pafs.LocalFileSystem()
+        if self.scheme == "s3":
+            return pafs.S3FileSystem(**_s3_settings(), **_S3_TIMEOUTS,
+                                     retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3))
+        if self.scheme == "gs":
+            return pafs.GcsFileSystem()
+        return pafs.AzureFileSystem(account_name=self._azure_account())
+
+    def _azure_account(self) -> str:
+        if self.scheme == "abfss":
+            return self.uri.split("@", 1)[1].split(".", 1)[0]
+        account = os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
+        if not account:
+            raise BaccaratError("az:// needs AZURE_STORAGE_ACCOUNT_NAME in the environment")
+        return account
+
+    def _aws_environment(self) -> dict[str, str]:
+        if self.scheme != "s3":
+            return {}
+        names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                 "AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP")
+        options = {name: os.environ[name] for name in names if os.environ.get(name)}
+        if "AWS_REGION" not in options and os.environ.get("AWS_DEFAULT_REGION"):
+            options["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"]
+        return options
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """Settings for deltalake (object_store): the standard environment variables, and bounded waits
+        (its defaults wait three minutes for an endpoint that never answers)."""
+        return self._aws_environment() | (DELTA_TIMEOUTS if not self.is_local else {})
+
+    def polars_options(self) -> dict[str, str] | None:
+        return {key.lower(): value for key, value in self._aws_environment().items()} or None
+
+    def duckdb_connection(self, **config: str):
+        """A DuckDB connection that reads OUT's files with DuckDB's own Parquet reader: on an object
+        store through pyarrow's filesystem (fsspec's wrapper), so no DuckDB extension is needed."""
+        import duckdb
+
+        con = duckdb.connect(config={"autoinstall_known_extensions": "false",
+                                     "autoload_known_extensions": "false", **config})
+        if not self.is_local:
+            from fsspec.implementations.arrow import ArrowFSWrapper
+
+            wrapper = type(f"{self.scheme.title()}Files", (ArrowFSWrapper,), {"protocol": self.scheme})
+            con.register_filesystem(wrapper(self.filesystem))
+        return con
+
+    def warehouse_path(self) -> Path:
+        """The default warehouse: a local file, inside a local OUT, else in the current folder."""
+        return Path(self.uri, WAREHOUSE) if self.is_local else Path(WAREHOUSE).absolute()
+
+    def report_path(self) -> Path:
+        return Path(self.uri if self.is_local else ".", "report", "index.html").absolute()
+
+    # -- checks before any work ------------------------------------------------------------------
+
+    def check_writable(self) -> "Store":
+        """Create OUT if needed and write and remove a probe, or a one-line error."""
+        if self.is_local:
+            folder = Path(self.uri)
+            if folder.exists() and not folder.is_dir():
+                raise BaccaratError(f"output path {folder} is a file, not a folder")
+        probe = self.fs_path(f"_write-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        with self._errors("is not writable"):
+            if self.is_local:
+                Path(self.uri).mkdir(parents=True, exist_ok=True)
+            else:
+                self._check_bucket()
+            with self.filesystem.open_output_stream(probe) as stream:
+                stream.write(b"probe")
+            self.filesystem.delete_file(probe)
+        self.check_layout()
+        return self
+
+    def check_readable(self) -> "Store":
+        with self._errors("is not readable"):
+            if not self.is_local:
+                self._check_bucket()
+            info = self.filesystem.get_file_info(self.fs_path())
+        if self.is_local and info.type != pafs.FileType.Directory:
+            raise BaccaratError(f"no output folder {self.uri}")
+        self.check_layout()
+        return self
+
+    def _check_bucket(self) -> None:
+        bucket = self.fs_path().split("/", 1)[0]
+        if self.filesystem.get_file_info(bucket).type == pafs.FileType.NotFound:
+            raise BaccaratError(f"{self.uri}: bucket {bucket!r} does not exist")
+
+    def check_layout(self) -> None:
+        """The layout before Delta Lake (manifests/) is refused, not mixed with the new one."""
+        if self.is_local and Path(self.uri, "manifests").is_dir():
+            raise BaccaratError(
+                f"{self.uri} holds runs in the old layout (manifests/ and plain Parquet folders), which this "
+                "version does not read: simulate again into a new folder")
+
+    @contextlib.contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except BaccaratError:
+            raise
+        except (OSError, pa.ArrowException) as error:
+            raise StorageError(f"output path {self.uri} {what}: {one_line(error)}") from None
+
+    # -- data files ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def create_file(self, table: str, run_id: str, name: str) -> Iterator["HashingStream"]:
+        """A new data file `<table>/run_id=<run>/<name>`, hashed while it is written. On a local disk
+        it is written under a temporary name and renamed when complete; an object store publishes an
+        object only when it is complete. Either way nothing reads it before a commit adds it."""
+        target = self.fs_path(table, f"{PARTITION}={run_id}", name)
+        folder, _, base = target.rpartition("/")
+        written = f"{folder}/{TEMPORARY_PREFIX}{base}.{uuid.uuid4().hex}.tmp" if self.is_local else target
+        if self.is_local:
+            self.filesystem.create_dir(folder, recursive=True)
+        stream = HashingStream(self.filesystem.open_output_stream(written))
+        try:
+            yield stream
+            stream.close()
+            if self.is_local:
+                self.filesystem.move(written, target)
+        finally:
+            with contextlib.suppress(Exception):
+                stream.close()
+            if self.is_local:
+                with contextlib.suppress(OSError):
+                    self.filesystem.delete_file(written)
+
+    def remove_temporaries(self, table: str, run_id: str) -> None:
+        """Remove local temporary files of attempts that died (a killed executor cannot clean up)."""
+        if not self.is_local:
+            return
+        folder = Path(self.fs_path(table, f"{PARTITION}={run_id}"))
+        for leftover in folder.glob(f"{TEMPORARY_PREFIX}*") if folder.is_dir() else ():
+            leftover.unlink(missing_ok=True)
+
+    def sha256(self, relative: str) -> str | None:
+        """The SHA-256 of the file at `relative` under OUT, or None when it does not exist."""
+        digest = hashlib.sha256()
+        try:
+            with self.filesystem.open_input_stream(self.fs_path(relative)) as stream:
+                while block := stream.read(1 << 22):
+                    digest.update(block)
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException) as error:
+            raise StorageError(f"cannot read {self.location(relative)}: {one_line(error)}") from None
+        return digest.hexdigest()
+
+    def is_regular_file(self, relative: str) -> bool:
+        return self.filesystem.get_file_info(self.fs_path(relative)).type == pafs.FileType.File
+
+    def reader_path(self, relative: str) -> str:
+        """The path of a file under OUT as pyarrow's filesystem, DuckDB and polars take it."""
+        return self.fs_path(relative) if self.is_local else self.location(relative)
+
+    # -- Delta tables ----------------------------------------------------------------------------
+
+    def delta_table(self, table: str, version: int | None = None):
+        """The Delta table OUT/<table> (at `version`), or None when it does not exist yet."""
+        from deltalake import DeltaTable
+
+        uri = self.location(table)
+        with self._errors(f"table {table!r} is not readable"):
+            if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+                return None
+            return DeltaTable(uri, version=version, storage_options=self.storage_options)
+
+    def partition_files(self, table: str, run_id: str, version: int | None = None) -> list[dict]:
+        """The committed files of one run in a table (at `version`): path under OUT, size and rows."""
+        delta = self.delta_table(table, version)
+        if delta is None:
+            return []
+        actions = pa.table(delta.get_add_actions(flatten=True)).to_pylist()
+        return sorted(({"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
+                       for a in actions if a.get(f"partition.{PARTITION}") == run_id), key=lambda f: f["path"])
+
+    def run_ids(self, table: str) -> set[str]:
+        """The runs that have committed rows in a table."""
+        delta = self.delta_table(table)
+        return {values[PARTITION] for values in delta.partitions()} if delta is not None else set()
+
+    def read_rows(self, table: str, run_ids: list[str] | None = None, version: int | None = None) -> pa.Table | None:
+        """The rows of a table (for the runs in `run_ids`), or None when the table does not exist."""
+        delta = self.delta_table(table, version)
+        if delta is None:
+            return None
+        partitions = [(PARTITION, "in", run_ids)] if run_ids else None
+        if run_ids == []:
+            return delta.to_pyarrow_table().schema.empty_table()
+        with self._errors(f"table {table!r} is not readable"):
+            return delta.to_pyarrow_table(filters=partitions)
+
+    def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
+                         transaction: tuple[str, int], metadata: dict | None = None) -> int:
+        """Replace run `run_id` in OUT/<table> by `files` (paths under OUT, sizes, rows) in one Delta
+        commit that records the application transaction `transaction` (app id, version); returns the
+        table's version that holds them. When the run already holds exactly these files (a retried
+        or duplicated commit), nothing is committed. Lost races are retried on the new snapshot."""
+        from deltalake import CommitProperties, Transaction
+        from deltalake.exceptions import CommitFailedError, DeltaError
+        from deltalake.transaction import AddAction
+
+        uri = self.location(table)
+        paths = sorted(f["path"] for f in files)
+        with self._errors("is not readable"):
+            found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
+        if missing := [p for p, info in zip(paths, found) if info.type != pafs.FileType.File]:
+            raise StorageError(f"commit to {uri} refused: {len(missing)} of its files are gone, such as "
+                               f"{self.location(missing[0])} (removed by `baccarat vacuum`?)")
+        committed_version = None
+        for attempt in range(COMMIT_ATTEMPTS):
+            try:
+                delta = self._open_or_create(table, schema)
+                held = [f["path"] for f in self.partition_files(table, run_id)]
+                if held == paths:
+                    return delta.version() if committed_version is None else committed_version
+                if committed_version is not None and not set(paths) & set(held):
+                    return committed_version  # a later commit replaced the run: the last writer wins
+                if committed_version is not None:
+                    # A racing commit of the same run landed beside ours (delta-rs rebases an overwrite of
+                    # a partition that was empty when both read it): remove its files, keep ours.
+                    self._remove(delta, table, run_id, sorted(set(held) - set(paths)), schema)
+                    continue
+                now = int(time.time() * 1000)
+                actions = [AddAction(f["path"].removeprefix(f"{table}/"), f["size"], {PARTITION: run_id}, now,
+                                     True, json.dumps({"numRecords": f["rows"]})) for f in files]
+                app_id, version = transaction
+                delta.create_write_transaction(
+                    actions, mode="overwrite", schema=schema, partition_by=[PARTITION],
+                    partition_filters=[(PARTITION, "=", run_id)],
+                    commit_properties=CommitProperties(custom_metadata=metadata or {},
+                                                       app_transactions=[Transaction(app_id, version)]))
+                committed_version = self.delta_table(table).version()
+            except CommitFailedError:
+                # delta-rs takes an overwrite of one partition as reading the whole table: a concurrent
+                # commit of another run conflicts with it, so the commit is made again on the new snapshot.
+                time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
+            except (DeltaError, OSError, pa.ArrowException) as error:
+                raise StorageError(f"commit to {uri} failed: {one_line(error)}") from None
+        raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
+
+    def _open_or_create(self, table: str, schema: pa.Schema):
+        from deltalake import DeltaTable
+
+        delta = self.delta_table(table)
+        if delta is None:
+            DeltaTable.create(self.location(table), schema=schema, partition_by=[PARTITION], mode="ignore",
+                              configuration=TABLE_CONFIGURATION, storage_options=self.storage_options)
+            delta = self.delta_table(table)
+        return delta
+
+    def _remove(self, delta, table: str, run_id: str, paths: list[str], schema: pa.Schema) -> None:
+        from deltalake.transaction import RemoveAction
+
+        now = int(time.time() * 1000)
+        removals = [RemoveAction(path.removeprefix(f"{table}/"), True, now, partition_values={PARTITION: run_id})
+                    for path in paths]
+        delta.create_write_transaction(removals, mode="append", schema=schema, partition_by=[PARTITION])
+
+    def write_and_commit(self, table: str, run_id: str, name: str, rows: pa.Table, schema: pa.Schema,
+                         transaction: tuple[str, int]) -> int:
+        """Write `rows` as one file of run `run_id` (without the partition column, which Delta keeps in
+        the log) and commit it in place of the run's earlier files; returns the table's version."""
+        with self._errors("is not writable"), self.create_file(table, run_id, name) as stream:
+            pq.write_table(rows.drop_columns([c for c in rows.column_names if c == PARTITION]), stream,
+                           compression="zstd")
+        file = {"path": f"{table}/{PARTITION}={run_id}/{name}", "size": stream.size, "rows": rows.num_rows}
+        return self.commit_partition(table, run_id, [file], schema, transaction)
+
+    def tables(self) -> list[str]:
+        """The Delta tables under OUT: rounds, shoes, runs and marts/<name>, those that exist."""
+        names = ["rounds", "shoes", "runs"]
+        with self._errors("is not readable"):
+            marts = self.filesystem.get_file_info(pafs.FileSelector(self.fs_path("marts"), allow_not_found=True))
+        names += sorted(f"marts/{info.base_name}" for info in marts if info.type == pafs.FileType.Directory)
+        return [name for name in names if self.delta_table(name) is not None]
+
+
+    def vacuum(self, table: str, retention_hours: int, dry_run: bool, keep_versions: list[int]) -> list[str]:
+        """Remove the files of a table that no current row and no version in `keep_versions` needs,
+        older than `retention_hours` (files of attempts that never committed, replaced runs), then
+        checkpoint its log; returns the files removed (or that would be)."""
+        if retention_hours < MIN_RETENTION_HOURS:
+            raise BaccaratError(f"a retention under {MIN_RETENTION_HOURS} hours could remove a running job's files")
+        delta = self.delta_table(table)
+        with self._errors(f"table {table!r} cannot be vacuumed"):
+            removed = delta.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False,
+                                   full=True, keep_versions=sorted(set(keep_versions)) or None)
+            if not dry_run:
+                delta.create_checkpoint()
+        return removed
+
+
+class HashingStream(io.RawIOBase):
+    """An output stream whose SHA-256 and size are known when it is closed, without reading it back."""
+
+    def __init__(self, sink):
+        super().__init__()
+        self._sink = sink
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        self._sink.write(data)
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._sink.close()
+        super().close()
+
+
+def _s3_settings() -> dict:
+    """pyarrow's S3 settings from the standard AWS environment variables."""
+    settings: dict = {}
+    if region := os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"):
+        settings["region"] = region
+    if endpoint := os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"):
+        parsed = urlparse(endpoint)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise BaccaratError(f"AWS_ENDPOINT_URL {endpoint!r} is not an http(s) URL")
+        if parsed.scheme == "http" and os.environ.get("AWS_ALLOW_HTTP", "").lower() != "true":
+            raise BaccaratError(f"AWS_ENDPOINT_URL {endpoint!r} is plain http: set AWS_ALLOW_HTTP=true to allow it")
+        settings["endpoint_override"] = parsed.netloc
+        settings["scheme"] = parsed.scheme
+    return settings
+
+
+def one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
