@@ -63,7 +63,7 @@ class Store:
         if not text:
             raise BaccaratError("the output location is empty")
         match = _SCHEME.match(text)
-        if match is None or (len(match[1]) == 1 and os.name == "nt"):
+        if match is None:
             return cls(str(Path(text).expanduser().absolute()))
         scheme = match[1].lower()
         if scheme == "file" and text.startswith("file:///"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from conftest import read_table, simulate
+from conftest import free_port, read_table, simulate
 from polars.testing import assert_frame_equal
 
 from pipeline.runs import read_run
@@ -20,12 +20,6 @@ from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent
 JOB = Path(__file__).parents[1] / "jobs" / "simulate.py"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(condition, what: str, seconds: float = 90) -> None:
@@ -37,10 +31,10 @@ def wait_for(condition, what: str, seconds: float = 90) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(tmp_path_factory, s3_endpoint):
     """A standalone master and two one-core workers, each worker in its own process group (so that
     killing the group takes its executor too); stopped afterwards. Yields (URL, environment,
-    processes by name)."""
+    processes by name). The workers inherit the local S3 server's AWS variables."""
     logs = tmp_path_factory.mktemp("cluster")
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
@@ -73,21 +67,27 @@ def cluster(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_cluster_run_equals_local_run(cluster, spark, tmp_path):
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_cluster_run_equals_local_run_and_feeds_marts_and_report(cluster, spark, cli, tmp_path, request, store):
     url, env, _ = cluster
+    out = str(tmp_path / "cluster") if store == "local" else request.getfixturevalue("bucket")
     local = simulate(spark, tmp_path / "local", seed=31, shoes=160, partitions=2)
     submitted = subprocess.run(
         [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, str(JOB),
-         "--shoes", "160", "--seed", "31", "--out", str(tmp_path / "cluster"), "--run-id", local["run_id"],
-         "--partitions", "5"],
+         "--shoes", "160", "--seed", "31", "--out", out, "--run-id", local["run_id"], "--partitions", "5"],
         env=env, capture_output=True, text=True, timeout=300,
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
-    on_cluster = read_run(Store.parse(str(tmp_path / "cluster")), local["run_id"])
+    on_cluster = read_run(Store.parse(out), local["run_id"])
     assert on_cluster["spark_master"] == url and on_cluster["partitions"] == 5
     for table in ("rounds", "shoes"):
         assert_frame_equal(read_table(tmp_path / "local", local["run_id"], table),
-                           read_table(tmp_path / "cluster", local["run_id"], table))
+                           read_table(out, local["run_id"], table))
+    warehouse, page = tmp_path / "warehouse.duckdb", tmp_path / "report.html"
+    status, _, err = cli("marts", "--out", out, "--warehouse", warehouse)
+    assert status == 0, err
+    status, _, err = cli("report", "--out", out, "--warehouse", warehouse, "--page", page)
+    assert status == 0 and local["run_id"] in page.read_text(encoding="utf-8"), err
 
 
 def submit(url: str, env: dict, out: Path, shoes: int, partitions: int) -> subprocess.Popen:
