@@ -318,7 +318,7 @@ class Store:
             return delta.to_pyarrow_table(filters=partitions)
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
-                         transaction: tuple[str, int], metadata: dict | None = None) -> int:
+                         transaction: tuple[str, int]) -> int:
         """Replace run `run_id` in OUT/<table> by `files` (paths under OUT, sizes, rows) in one Delta
         commit that records the application transaction `transaction` (app id, version); returns the
         table's version that holds them. When the run already holds exactly these files (a retried
@@ -343,11 +343,8 @@ class Store:
                     return delta.version() if committed_version is None else committed_version
                 if committed_version is not None and not set(paths) & set(held):
                     return committed_version  # a later commit replaced the run: the last writer wins
-                if committed_version is not None:
-                    # A racing commit of the same run landed beside ours (delta-rs rebases an overwrite of
-                    # a partition that was empty when both read it): remove its files, keep ours.
-                    self._remove(delta, table, run_id, sorted(set(held) - set(paths)), schema)
-                    continue
+                # Otherwise commit (again): delta-rs lets two overwrites of a partition that was empty when
+                # both read the table land side by side, so a racer's files beside ours are replaced too.
                 now = int(time.time() * 1000)
                 actions = [AddAction(f["path"].removeprefix(f"{table}/"), f["size"], {PARTITION: run_id}, now,
                                      True, json.dumps({"numRecords": f["rows"]})) for f in files]
@@ -355,8 +352,7 @@ class Store:
                 delta.create_write_transaction(
                     actions, mode="overwrite", schema=schema, partition_by=[PARTITION],
                     partition_filters=[(PARTITION, "=", run_id)],
-                    commit_properties=CommitProperties(custom_metadata=metadata or {},
-                                                       app_transactions=[Transaction(app_id, version)]))
+                    commit_properties=CommitProperties(app_transactions=[Transaction(app_id, version)]))
                 committed_version = self.delta_table(table).version()
             except CommitFailedError:
                 # delta-rs takes an overwrite of one partition as reading the whole table: a concurrent
@@ -375,14 +371,6 @@ class Store:
                               configuration=TABLE_CONFIGURATION, storage_options=self.storage_options)
             delta = self.delta_table(table)
         return delta
-
-    def _remove(self, delta, table: str, run_id: str, paths: list[str], schema: pa.Schema) -> None:
-        from deltalake.transaction import RemoveAction
-
-        now = int(time.time() * 1000)
-        removals = [RemoveAction(path.removeprefix(f"{table}/"), True, now, partition_values={PARTITION: run_id})
-                    for path in paths]
-        delta.create_write_transaction(removals, mode="append", schema=schema, partition_by=[PARTITION])
 
     def write_and_commit(self, table: str, run_id: str, name: str, rows: pa.Table, schema: pa.Schema,
                          transaction: tuple[str, int]) -> int:

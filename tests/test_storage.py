@@ -1,9 +1,12 @@
 """Where tables live: local folders and object-store URIs, refused in one line before any work when
 they are wrong; the old layout; `baccarat runs` and `baccarat vacuum`."""
 
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
+import pyarrow as pa
 import pytest
 from conftest import simulate, start_s3_server, stop
 from deltalake import DeltaTable
@@ -144,3 +147,55 @@ def test_vacuum_removes_what_no_commit_needs_and_keeps_every_run_readable(spark,
 def test_vacuum_refuses_a_retention_that_could_remove_a_running_jobs_files(cli, tmp_path):
     status, _, err = cli("vacuum", "--out", tmp_path, "--retention-hours", 1)
     assert status == 2 and "Invalid value for '--retention-hours'" in err
+
+
+SCHEMA = pa.schema([pa.field("run_id", pa.string(), nullable=False), ("writer", pa.string())])
+
+
+def commit_one_row(uri: str, run_id: str, writer: str, start) -> int:
+    """In a process of its own: wait for the others, then commit one row as run `run_id`'s only file."""
+    store = Store.parse(uri)
+    rows = pa.table({"run_id": [run_id], "writer": [writer]}, schema=SCHEMA)
+    start.wait()
+    return store.write_and_commit("t", run_id, f"{writer}.parquet", rows, SCHEMA, (f"test:{run_id}", 1))
+
+
+@pytest.mark.parametrize("same_run", [True, False])
+def test_racing_commits_leave_one_copy_of_each_run(store_uri, same_run):
+    """Three processes commit at once into empty partitions, as the same run (one copy must remain:
+    delta-rs alone lets two overwrites of an empty partition both land) or as three runs (all land)."""
+    context = multiprocessing.get_context("spawn")
+    store = Store.parse(store_uri)
+    with context.Manager() as manager, ProcessPoolExecutor(3, mp_context=context) as pool:
+        for attempt in range(3):
+            runs = [f"same{attempt}"] * 3 if same_run else [f"r{attempt}-{n}" for n in range(3)]
+            writers = [f"w{attempt}-{n}" for n in range(3)]
+            start = manager.Barrier(3)
+            done = [pool.submit(commit_one_row, store_uri, run, writer, start) for run, writer in zip(runs, writers)]
+            [future.result(timeout=120) for future in done]
+            rows = store.read_rows("t", sorted(set(runs))).to_pylist()
+            assert sorted(row["run_id"] for row in rows) == sorted(set(runs)), rows
+            assert all(len(store.partition_files("t", run)) == 1 for run in set(runs))
+            if not same_run:
+                assert sorted(row["writer"] for row in rows) == writers
+
+
+@pytest.mark.parametrize("racer_app", ["test", "another"])
+def test_a_commit_that_read_the_table_before_a_racer_landed_leaves_one_copy(store_uri, monkeypatch, racer_app):
+    """The race made to happen: our commit works on a snapshot read before a racing commit of the same run
+    filled its (empty) partition. With the same application transaction id, delta-rs sees the conflict
+    and the commit is made again; with another, delta-rs lets both overwrites land, and ours then
+    replaces both."""
+    store = Store.parse(store_uri)
+    row = pa.table({"run_id": ["p"], "writer": ["x"]}, schema=SCHEMA)
+    store.write_and_commit("t", "other", "other.parquet", row, SCHEMA, ("test", 1))  # the table exists
+    stale = store.delta_table("t")
+    store.write_and_commit("t", "p", "racer.parquet", row, SCHEMA, (racer_app, 1))
+    opened = [stale]
+    fresh = Store._open_or_create
+    monkeypatch.setattr(Store, "_open_or_create",
+                        lambda self, table, schema: opened.pop() if opened else fresh(self, table, schema))
+    store.write_and_commit("t", "p", "ours.parquet", row, SCHEMA, ("test", 2))
+    assert not opened  # the stale snapshot was used
+    assert [f["path"] for f in store.partition_files("t", "p")] == ["t/run_id=p/ours.parquet"]
+    assert store.read_rows("t", ["p"]).num_rows == 1
