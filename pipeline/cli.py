@@ -18,7 +18,7 @@ from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import open_warehouse, publish_warehouse, write_marts
+from pipeline.marts.publish import open_warehouse, publish_warehouse, read_query, write_marts
 from pipeline.runs import check_run_id, read_runs
 from pipeline.simulate import job
 from pipeline.storage import MIN_RETENTION_HOURS, Store
@@ -298,15 +298,6 @@ def run(
           f"  query it          baccarat sql --warehouse {warehouse} 'SELECT * FROM bet_performance'")
 
 
-def _execute(con, statement: str):
-    import duckdb
-
-    try:
-        return con.sql(statement)
-    except duckdb.Error as error:
-        raise BaccaratError(str(error).strip().splitlines()[0]) from None
-
-
 @app.command()
 def sql(
     query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
@@ -316,7 +307,7 @@ def sql(
     """Query the warehouse (read-only): one query, or a prompt reading statements ending in ';'."""
     with open_warehouse(warehouse or out.warehouse_path()) as con:
         if query is not None:
-            if (result := _execute(con, query)) is not None:
+            if (result := read_query(con, query)) is not None:
                 result.show(max_width=200, max_rows=200)
             return 0
         return _shell(con)
@@ -345,7 +336,7 @@ def _shell(con) -> int:
         if statement.endswith(";"):
             lines = []
             try:
-                if (result := _execute(con, statement)) is not None:
+                if (result := read_query(con, statement)) is not None:
                     result.show(max_width=200, max_rows=200)
             except BaccaratError as error:
                 print(f"error: {error}", file=sys.stderr)

@@ -9,6 +9,7 @@ import pytest
 from conftest import simulate
 
 from pipeline.cli import main
+from pipeline.marts.inputs import MARTS
 from pipeline.storage import WAREHOUSE
 
 
@@ -39,6 +40,50 @@ def test_bad_or_writing_queries_fail_in_one_line(cli, warehouse, query, message)
     status, out, err = cli("sql", "--out", warehouse, query)
     assert status == 2 and out == "" and err.count("\n") == 1 and message in err
     assert (warehouse / WAREHOUSE).read_bytes() == before
+
+
+def snapshot(folder) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+HOSTILE = [
+    ("COPY (SELECT 42) TO '{outside}/x.csv'", "COPY statements are refused"),
+    ("COPY (SELECT 42) TO '{data}/rounds/x.csv'", "COPY statements are refused"),
+    ("COPY rounds TO '{committed}'", "COPY statements are refused"),
+    ("EXPORT DATABASE '{outside}/export'", "EXPORT statements are refused"),
+    ("ATTACH '{outside}/new.duckdb' AS x (READ_WRITE)", "ATTACH statements are refused"),
+    ("INSTALL httpfs", "LOAD statements are refused"),
+    ("LOAD json", "LOAD statements are refused"),
+    ("SET allowed_directories = ['/']", "SET statements are refused"),
+    ("SET enable_external_access = true", "SET statements are refused"),
+    ("RESET lock_configuration", "SET statements are refused"),
+    ("PRAGMA enable_profiling", "PRAGMA statements are refused"),
+    ("CALL pragma_version()", "CALL statements are refused"),
+    ("CREATE TEMP TABLE t AS SELECT 1", "CREATE statements are refused"),
+    ("SELECT 1; COPY (SELECT 1) TO '{outside}/y.csv'", "COPY statements are refused"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "Permission Error"),
+    ("SELECT * FROM read_text('/etc/hostname')", "Permission Error"),
+    ("SELECT * FROM read_blob('{data}/runs/_delta_log/00000000000000000000.json')", "Permission Error"),
+    ("SELECT * FROM glob('/etc/*')", "Permission Error"),
+    ("SELECT * FROM read_parquet('{outside}/*.parquet')", "Permission Error"),
+]
+
+
+@pytest.mark.parametrize(("statement", "message"), HOSTILE)
+def test_hostile_statements_write_nothing_and_read_nothing_outside_the_data(cli, warehouse, tmp_path, statement,
+                                                                            message):
+    committed = next((warehouse / "rounds").rglob("part-*.parquet"))
+    query = statement.format(outside=tmp_path, data=warehouse, committed=committed)
+    before = snapshot(warehouse)
+    status, out, err = cli("sql", "--out", warehouse, query)
+    assert status == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert snapshot(warehouse) == before and list(tmp_path.iterdir()) == []
+
+
+def test_every_mart_and_view_still_answers(cli, warehouse):
+    for table in (*MARTS, "rounds", "shoes"):
+        status, out, err = cli("sql", "--out", warehouse, f"SELECT count(*) AS n FROM {table}")
+        assert status == 0 and err == "", (table, err)
 
 
 def test_no_warehouse(cli, tmp_path):

@@ -2,6 +2,7 @@
 publish the DuckDB warehouse by building a new local file and renaming it over the old one."""
 
 import os
+import re
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,11 +96,40 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     return target, left_out
 
 
+READER_STATEMENTS = ("SELECT", "EXPLAIN")
+_QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
+
+
 def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
-    """The published warehouse, read-only, or a one-line error saying how to make it."""
+    """The published warehouse for readers: read-only, reading no file but those its views name, with
+    no extension to install or load and its settings locked; or a one-line error."""
     if not Path(path).is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
-    return duckdb.connect(str(path), read_only=True)
+    try:
+        con = duckdb.connect(str(path), read_only=True, config={"autoinstall_known_extensions": "false",
+                                                                "autoload_known_extensions": "false"})
+        views = " ".join(sql for (sql,) in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall())
+        files = sorted({match.replace("''", "'") for match in _QUOTED_PARQUET.findall(views)})
+        con.execute(f"SET allowed_paths = {_parquet_list(files)}")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+    except duckdb.Error as error:
+        raise BaccaratError(f"warehouse {path} cannot be opened: {str(error).strip().splitlines()[0]}") from None
+    return con
+
+
+def read_query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation | None:
+    """Run a reader's SQL on the warehouse: queries only (SELECT, EXPLAIN); any other statement is
+    refused before anything runs."""
+    try:
+        statements = con.extract_statements(sql)
+        for statement in statements:
+            if statement.type.name not in READER_STATEMENTS:
+                raise BaccaratError(f"{statement.type.name} statements are refused: the warehouse is read-only "
+                                    "and queries may only read (SELECT, EXPLAIN)")
+        return con.sql(sql)
+    except duckdb.Error as error:
+        raise BaccaratError(str(error).strip().splitlines()[0]) from None
 
 
 def _empty(name: str) -> str:
