@@ -3,15 +3,15 @@ S3 server (moto, in its own process on 127.0.0.1) for the object-store figures."
 
 import contextlib
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline.runs import read_run
 from pipeline.storage import Store
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from local_s3 import aws_environment, s3_server  # noqa: E402  (the tests' local S3 server)
 
 BUCKET = "bench"
 
@@ -19,6 +19,11 @@ BUCKET = "bench"
 def simulate_command(shoes: int, seed: int, out: str, run_id: str, *extra: str) -> list[str]:
     return ["baccarat", "simulate", "--shoes", str(shoes), "--seed", str(seed), "--out", out,
             "--master", "local[2]", "--run-id", run_id, *extra]
+
+
+def machine_load() -> str:
+    """Other work on the machine skews every figure: say how much there was."""
+    return "load average {:.1f} {:.1f} {:.1f} on {} cores".format(*os.getloadavg(), os.cpu_count())
 
 
 def run_record(out: str, run_id: str) -> dict:
@@ -30,45 +35,11 @@ def run_record(out: str, run_id: str) -> dict:
 
 
 @contextlib.contextmanager
-def s3_server(log: Path) -> Iterator[str]:
-    """moto's S3 server on a free port of 127.0.0.1 with an empty bucket; while it runs, the standard
-    AWS variables in os.environ point at it (the CLI's processes inherit them). Yields s3://BUCKET."""
+def s3_bucket(log: Path) -> Iterator[str]:
+    """The tests' local S3 server with an empty bucket; while it runs, the standard AWS variables in
+    os.environ point at it (the CLI's processes inherit them). Yields s3://BUCKET."""
     import boto3
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    endpoint = f"http://127.0.0.1:{port}"
-    settings = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
-                "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"}
-    saved = {name: os.environ.get(name) for name in settings}
-    with open(log, "w") as sink:
-        server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                  stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while not _answers(port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"the S3 server did not start:\n{log.read_text()}")
-            time.sleep(0.1)
-        os.environ.update(settings)
-        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="bench",
-                     aws_secret_access_key="bench").create_bucket(Bucket=BUCKET)
+    with s3_server(log) as endpoint, aws_environment(endpoint, "bench"):
+        boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
         yield f"s3://{BUCKET}"
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-def _answers(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0

@@ -6,13 +6,14 @@
 Deals a run with `baccarat simulate` (or reuses the first committed run in --out), then measures in
 the same session:
 - the reference: one plain DuckDB aggregate scan of the run's rounds files
-  (SELECT outcome, count(*), sum(net_banker) ... GROUP BY outcome), best of three;
+  (SELECT outcome, count(*), sum(net_banker) ... GROUP BY outcome), best of three, measured again
+  just before each engine's command (other work on the machine moves both alike);
 - for each engine (duckdb, polars), in a fresh process: the whole command `baccarat marts --out OUT
   --run-id RUN --engine ENGINE --warehouse FILE` with its defaults, wall clock from the process's
   start to its end, split into start-up (interpreter, imports), verification (reading the runs row
   and the Delta logs, SHA-256 of every data file, Parquet schemas), building the marts in memory,
-  committing them as Delta tables, publishing the warehouse, and the rest; and the peak memory
-  (ru_maxrss).
+  committing them as Delta tables, publishing the warehouse, the rest, and the process's exit; and
+  the peak memory (ru_maxrss).
 Target: each engine's whole command within 20x the scan, peak memory under 6 GB.
 --s3 deals the run into a bucket of a local S3 server (moto, 127.0.0.1) and reports the command's
 seconds there, no target. The script is a report: it exits 0 whatever the ratios are.
@@ -27,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_support import run_record, s3_server, simulate_command
+from bench_support import machine_load, run_record, s3_bucket, simulate_command
 
 from pipeline.runs import committed_runs, run_files
 from pipeline.storage import Store
@@ -38,9 +39,12 @@ SCAN = "SELECT outcome, count(*), sum(net_banker) FROM read_parquet({files}, hiv
 # The command as the console script runs it, with a timer around each phase (functions as cli.py holds them).
 COMMAND = """
 import json, resource, sys, time
+first_line = time.time()
+begun = time.perf_counter()
 from pipeline import cli
 from pipeline.marts import inputs
 seconds = dict.fromkeys(("verify", "checksums", "build", "commit", "publish"), 0.0)
+seconds["imports"] = time.perf_counter() - begun
 def timed(module, name, phase):
     original = getattr(module, name)
     def wrapper(*args, **kwargs):
@@ -58,7 +62,7 @@ begun = time.perf_counter()
 status = cli.main(sys.argv[1:])
 seconds["command"] = time.perf_counter() - begun
 seconds["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps(seconds))
+print(json.dumps(seconds | {"first_line": first_line, "last_line": time.time()}))
 sys.exit(status)
 """
 
@@ -86,36 +90,57 @@ def scan_seconds(out: str, record: dict) -> float:
 def command_figures(out: str, run_id: str, engine: str, warehouse: Path) -> dict:
     """The whole command in a fresh process: wall seconds and each phase's."""
     arguments = ["marts", "--out", out, "--run-id", run_id, "--engine", engine, "--warehouse", str(warehouse)]
-    started = time.perf_counter()
+    started = time.time()
     done = subprocess.run([sys.executable, "-c", COMMAND, *arguments], capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    ended = time.time()
     if done.returncode != 0:
         sys.exit(f"baccarat marts --engine {engine} failed ({done.returncode}):\n{done.stderr}")
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    # start-up: the interpreter until the script's first line, and the imports of the CLI and its libraries
-    figures["start-up"] = wall - figures["command"]
+    figures["start-up"] = figures["first_line"] - started + figures["imports"]  # the interpreter, then the imports
+    figures["exit"] = ended - figures["last_line"]  # the process ending: libraries' threads and memory
     figures["other"] = figures["command"] - sum(figures[p] for p in ("verify", "build", "commit", "publish"))
     figures["verify"] -= figures["checksums"]
-    return figures | {"wall": wall}
+    return figures | {"wall": ended - started}
 
 
-def split(figures: dict) -> str:
-    names = {"start-up": "start-up", "checksums": "checksums", "verify": "other checks", "build": "build",
-             "commit": "mart commits", "publish": "warehouse", "other": "rest"}
-    return "   ".join(f"{label} {figures[key]:.2f}" for key, label in names.items())
+def split(f: dict) -> str:
+    return (f"start-up {f['start-up']:.2f} (imports {f['imports']:.2f})   checksums {f['checksums']:.2f}   "
+            f"other checks {f['verify']:.2f}   build {f['build']:.2f}   mart commits {f['commit']:.2f}   "
+            f"warehouse {f['publish']:.2f}   rest {f['other']:.2f}   exit {f['exit']:.2f}")
+
+
+def report(out: str, shoes: int, workdir: Path, reference: bool) -> None:
+    run_id = committed_run(out, shoes)
+    record = run_record(out, run_id)
+    print(f"run {run_id} in {out}: {record['shoes']:,} shoes, {record['rounds']:,} rounds; {machine_load()}")
+    for engine in ("duckdb", "polars"):
+        scan = scan_seconds(out, record) if reference else None  # just before the command: the same load
+        if scan:
+            print(f"plain DuckDB scan: {scan:.3f} s ({record['rounds'] / scan / 1e6:.0f}M rows/s)")
+        figures = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb")
+        line = f"{engine:7s} baccarat marts {figures['wall']:7.2f} s"
+        if scan:
+            ratio = figures["wall"] / scan
+            verdict = "PASS" if ratio <= RATIO_TARGET and figures["peak_mb"] < MEMORY_TARGET_MB else "FAIL"
+            line += (f"   ratio {ratio:5.1f} (target <= {RATIO_TARGET:.0f}; "
+                     f"building alone {figures['build'] / scan:.1f})   peak {figures['peak_mb']:,.0f} MB "
+                     f"(target < {MEMORY_TARGET_MB:,})   {verdict}")
+        print(line, flush=True)
+        print(f"        seconds: {split(figures)}", flush=True)
+    print(machine_load())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1_000_000)
     parser.add_argument("--out", help="a folder holding a committed run to reuse (dealt there when it holds none)")
-    parser.add_argument("--keep", action="store_true", help="keep the dealt run")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the dealt run, the warehouses)")
     parser.add_argument("--s3", action="store_true", help="deal the run into a local S3 server; seconds only")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="marts-bench-"))
     try:
         if args.s3:
-            with s3_server(workdir / "moto.log") as bucket:
+            with s3_bucket(workdir / "moto.log") as bucket:
                 report(f"{bucket}/marts", args.shoes, workdir, reference=False)
         else:
             report(args.out or str(workdir / "out"), args.shoes, workdir, reference=True)
@@ -124,25 +149,6 @@ def main() -> None:
             print(f"kept {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
-
-
-def report(out: str, shoes: int, workdir: Path, reference: bool) -> None:
-    run_id = committed_run(out, shoes)
-    record = run_record(out, run_id)
-    print(f"run {run_id} in {out}: {record['shoes']:,} shoes, {record['rounds']:,} rounds")
-    scan = scan_seconds(out, record) if reference else None
-    if scan:
-        print(f"plain DuckDB scan: {scan:.3f} s ({record['rounds'] / scan / 1e6:.0f}M rows/s)")
-    for engine in ("duckdb", "polars"):
-        figures = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb")
-        line = f"{engine:7s} baccarat marts {figures['wall']:7.2f} s"
-        if scan:
-            ratio = figures["wall"] / scan
-            verdict = "PASS" if ratio <= RATIO_TARGET and figures["peak_mb"] < MEMORY_TARGET_MB else "FAIL"
-            line += (f"   ratio {ratio:5.1f} (target <= {RATIO_TARGET:.0f}; building alone {figures['build'] / scan:.1f})"
-                     f"   peak {figures['peak_mb']:,.0f} MB (target < {MEMORY_TARGET_MB:,})   {verdict}")
-        print(line, flush=True)
-        print(f"        seconds: {split(figures)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from bench_support import run_record, s3_server, simulate_command
+from bench_support import machine_load, run_record, s3_bucket, simulate_command
 
 from pipeline.simulate.batch import Dealer
 from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
@@ -250,7 +250,9 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="simulate-bench-"))
     try:
+        print(machine_load(), flush=True)
         (s3_report if args.s3 else load_report if args.load else report)(args, workdir)
+        print(machine_load())
     finally:
         if args.keep:
             print(f"kept {workdir}")
@@ -285,7 +287,7 @@ def load_report(args, workdir: Path) -> None:
 
 def s3_report(args, workdir: Path) -> None:
     """The job into a bucket of a local S3 server: its throughput, no target."""
-    with s3_server(workdir / "moto.log") as bucket:
+    with s3_bucket(workdir / "moto.log") as bucket:
         sim = run_simulate(args.shoes, f"{bucket}/simulate", workdir)
     print(simulate_line(args.shoes, sim, " into S3"))
     print(memory_verdict(sim["peaks"]))

@@ -2,7 +2,9 @@
 rounds and shoes), and verification of a run's files against their recorded checksums."""
 
 import json
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from decimal import Decimal
 
@@ -104,8 +106,11 @@ def verify_files(store: Store, run: dict) -> None:
             raise BaccaratError(f"run {run['run_id']!r}: the {table} table at version {run['versions'][table]} "
                                 "does not hold the files its runs row lists")
     for entry in run["files"]:
-        where = store.location(entry["path"])
         if not store.is_regular_file(entry["path"]):
-            raise BaccaratError(f"run {run['run_id']!r}: data file missing or not a regular file: {where}")
-        if store.sha256(entry["path"]) != entry["sha256"]:
-            raise BaccaratError(f"run {run['run_id']!r}: data file fails its checksum: {where}")
+            raise BaccaratError(f"run {run['run_id']!r}: data file missing or not a regular file: "
+                                f"{store.location(entry['path'])}")
+    with ThreadPoolExecutor(os.cpu_count()) as pool:  # hashing and reading release the GIL
+        digests = list(pool.map(store.sha256, [entry["path"] for entry in run["files"]]))
+    for entry, digest in zip(run["files"], digests):
+        if digest != entry["sha256"]:
+            raise BaccaratError(f"run {run['run_id']!r}: data file fails its checksum: {store.location(entry['path'])}")

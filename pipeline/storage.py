@@ -29,6 +29,7 @@ from pipeline.errors import BaccaratError
 
 OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
 TEMPORARY_PREFIX = "."
+STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
 PARTITION = "run_id"
 COMMIT_ATTEMPTS = 8
 MIN_RETENTION_HOURS = 24
@@ -155,13 +156,14 @@ class Store:
     def polars_options(self) -> dict[str, str] | None:
         return {key.lower(): value for key, value in self._aws_environment().items()} or None
 
-    def duckdb_connection(self, **config: str):
-        """A DuckDB connection that reads OUT's files with DuckDB's own Parquet reader: on an object
-        store through pyarrow's filesystem (fsspec's wrapper), so no DuckDB extension is needed."""
+    def duckdb_connection(self, database: str = ":memory:"):
+        """A DuckDB connection (to `database`) that reads OUT's files with DuckDB's own Parquet reader:
+        on an object store through pyarrow's filesystem (fsspec's wrapper), so no DuckDB extension is
+        needed."""
         import duckdb
 
-        con = duckdb.connect(config={"autoinstall_known_extensions": "false",
-                                     "autoload_known_extensions": "false", **config})
+        con = duckdb.connect(database, config={"autoinstall_known_extensions": "false",
+                                               "autoload_known_extensions": "false"})
         if not self.is_local:
             from fsspec.implementations.arrow import ArrowFSWrapper
 
@@ -230,35 +232,43 @@ class Store:
     # -- data files ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def create_file(self, table: str, run_id: str, name: str) -> Iterator["HashingStream"]:
-        """A new data file `<table>/run_id=<run>/<name>`, hashed while it is written. On a local disk
-        it is written under a temporary name and renamed when complete; an object store publishes an
-        object only when it is complete. Either way nothing reads it before a commit adds it."""
+    def create_file(self, table: str, run_id: str, name: str, job: str = "") -> Iterator["HashingStream"]:
+        """A new data file `<table>/run_id=<run>/<name>`, hashed while it is written, that appears under
+        its name only once complete. On a local disk it is written under a temporary name that carries
+        `job` (the writing job's tag) and renamed; for an object store it is kept in memory and
+        uploaded whole when complete, so a failed attempt publishes nothing (closing an object-store
+        stream would publish what was written so far). Nothing reads it before a commit adds it."""
         target = self.fs_path(table, f"{PARTITION}={run_id}", name)
         folder, _, base = target.rpartition("/")
-        written = f"{folder}/{TEMPORARY_PREFIX}{base}.{uuid.uuid4().hex}.tmp" if self.is_local else target
-        if self.is_local:
-            self.filesystem.create_dir(folder, recursive=True)
+        if not self.is_local:
+            stream = HashingStream(io.BytesIO())
+            yield stream
+            with self.filesystem.open_output_stream(target) as upload:
+                upload.write(stream.contents())
+            return
+        written = f"{folder}/{TEMPORARY_PREFIX}{base}.{job}.{uuid.uuid4().hex}.tmp"
+        self.filesystem.create_dir(folder, recursive=True)
         stream = HashingStream(self.filesystem.open_output_stream(written))
         try:
             yield stream
             stream.close()
-            if self.is_local:
-                self.filesystem.move(written, target)
+            self.filesystem.move(written, target)
         finally:
             with contextlib.suppress(Exception):
                 stream.close()
-            if self.is_local:
-                with contextlib.suppress(OSError):
-                    self.filesystem.delete_file(written)
+            with contextlib.suppress(OSError):
+                self.filesystem.delete_file(written)
 
-    def remove_temporaries(self, table: str, run_id: str) -> None:
-        """Remove local temporary files of attempts that died (a killed executor cannot clean up)."""
-        if not self.is_local:
-            return
+    def remove_temporaries(self, table: str, run_id: str, job: str) -> None:
+        """Remove the local temporary files that attempts of job `job` left when they died (a killed
+        executor cannot clean up after itself), and any other untouched for STALE_SECONDS; another job's
+        file being written is left alone."""
         folder = Path(self.fs_path(table, f"{PARTITION}={run_id}"))
-        for leftover in folder.glob(f"{TEMPORARY_PREFIX}*") if folder.is_dir() else ():
-            leftover.unlink(missing_ok=True)
+        stale = time.time() - STALE_SECONDS
+        for leftover in folder.glob(f"{TEMPORARY_PREFIX}*.tmp") if self.is_local and folder.is_dir() else ():
+            with contextlib.suppress(FileNotFoundError):
+                if f".{job}." in leftover.name or leftover.stat().st_mtime < stale:
+                    leftover.unlink()
 
     def sha256(self, relative: str) -> str | None:
         """The SHA-256 of the file at `relative` under OUT, or None when it does not exist."""
@@ -294,12 +304,16 @@ class Store:
 
     def partition_files(self, table: str, run_id: str, version: int | None = None) -> list[dict]:
         """The committed files of one run in a table (at `version`): path under OUT, size and rows."""
+        return self.committed_files(table, [run_id], version)
+
+    def committed_files(self, table: str, run_ids: list[str], version: int | None = None) -> list[dict]:
+        """The committed files of the runs `run_ids` in a table (at `version`), by path."""
         delta = self.delta_table(table, version)
         if delta is None:
             return []
         actions = pa.table(delta.get_add_actions(flatten=True)).to_pylist()
         return sorted(({"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
-                       for a in actions if a.get(f"partition.{PARTITION}") == run_id), key=lambda f: f["path"])
+                       for a in actions if a.get(f"partition.{PARTITION}") in run_ids), key=lambda f: f["path"])
 
     def run_ids(self, table: str) -> set[str]:
         """The runs that have committed rows in a table."""
@@ -425,9 +439,13 @@ class HashingStream(io.RawIOBase):
         return len(data)
 
     def close(self) -> None:
-        if not self.closed:
+        if not self.closed and not isinstance(self._sink, io.BytesIO):
             self._sink.close()
         super().close()
+
+    def contents(self) -> bytes:
+        """What was written, when the sink is memory."""
+        return self._sink.getvalue()
 
 
 def _s3_settings() -> dict:

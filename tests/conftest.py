@@ -1,14 +1,10 @@
-import os
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
+from local_s3 import aws_environment, s3_server
 
 from pipeline.cli import main, spark_session
 from pipeline.config_files import resource
@@ -18,54 +14,12 @@ from pipeline.storage import Store
 from pipeline.tables import load_rule_set
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_s3_server(log: Path, **extra_env: str) -> tuple[subprocess.Popen, str]:
-    """moto's S3-compatible server in its own process on 127.0.0.1 (an in-process server can deadlock
-    with delta-rs); returns the process and its endpoint URL once it answers."""
-    port = free_port()
-    with open(log, "w") as sink:
-        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                   stdout=sink, stderr=subprocess.STDOUT, env=os.environ | extra_env)
-    deadline = time.monotonic() + 60
-    while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-        assert process.poll() is None, log.read_text()[-2000:]
-        assert time.monotonic() < deadline, "the S3 server did not start"
-        time.sleep(0.1)
-    return process, f"http://127.0.0.1:{port}"
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 @pytest.fixture(scope="session")
 def s3_endpoint(tmp_path_factory):
     """A local S3 server for the whole session; the standard AWS variables point at it, set before
     Spark starts so that its Python workers (and a test cluster's) inherit them."""
-    process, endpoint = start_s3_server(tmp_path_factory.mktemp("s3") / "moto.log")
-    settings = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
-                "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"}
-    saved = {name: os.environ.get(name) for name in settings}
-    os.environ.update(settings)
-    try:
+    with s3_server(tmp_path_factory.mktemp("s3") / "moto.log") as endpoint, aws_environment(endpoint):
         yield endpoint
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        stop(process)
 
 
 @pytest.fixture

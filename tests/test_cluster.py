@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from conftest import free_port, read_table, simulate
+from conftest import read_table, simulate
+from local_s3 import free_port
 from polars.testing import assert_frame_equal
 
 from pipeline.runs import read_run

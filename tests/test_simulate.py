@@ -1,6 +1,8 @@
 """The simulation job: every round checked by the independent reference, shoes replayed card by
 card, frequencies against the exact odds, determinism across partitionings, and the commit."""
 
+import os
+import time
 from collections import Counter
 from decimal import Decimal
 from math import sqrt
@@ -202,10 +204,15 @@ def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):
     job.prepare(plan, overwrite=False)
     folder = tmp_path / "rounds" / "run_id=debris"
     folder.mkdir(parents=True)
-    (folder / ".part-000000000000-000000000019.parquet.dead.tmp").write_bytes(b"half a file")
+    (folder / f".part-000000000000-000000000019.parquet.{plan.job}.dead.tmp").write_bytes(b"half a file")
+    other_job = folder / ".part-000000000000-000000000019.parquet.0123456789ab.live.tmp"
+    other_job.write_bytes(b"another job writing now")
+    old_job = folder / ".part-000000000000-000000000019.parquet.ba9876543210.dead.tmp"
+    old_job.write_bytes(b"a job that died an hour ago")
+    os.utime(old_job, (time.time() - 3600, time.time() - 3600))
     record = job.run(spark, plan)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        f["path"].rsplit("/", 1)[1] for f in record["files"] if f["table"] == "rounds")
+        [other_job.name] + [f["path"].rsplit("/", 1)[1] for f in record["files"] if f["table"] == "rounds"])
 
 
 def test_a_run_without_its_runs_row_does_not_exist(spark, tmp_path):
@@ -223,10 +230,12 @@ def test_uncommitted_leftovers_are_never_read_and_the_rerun_is_identical(spark, 
     clean = simulate(spark, tmp_path / "clean", seed=8, shoes=90)
     plan = job.Plan(clean["run_id"], load_rule_set(), 8, 90, Store.parse(str(tmp_path / "crashed")), 3)
     job.write_range(plan, 0, 30)  # one task's files, never committed
-    (tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}" / ".part-x.parquet.tmp").write_bytes(b"partial")
+    partial = tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}" / f".part-x.parquet.{plan.job}.0.tmp"
+    partial.write_bytes(b"partial")
     assert committed_runs(plan.out) == []
     rerun = simulate(spark, tmp_path / "crashed", seed=8, shoes=90)
     assert [f["sha256"] for f in rerun["files"]] == [f["sha256"] for f in clean["files"]]
     folder = tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}"
-    assert sorted(p.name for p in folder.iterdir()) == sorted(
+    assert sorted(p.name for p in folder.iterdir() if p != partial) == sorted(
         f["path"].rsplit("/", 1)[1] for f in rerun["files"] if f["table"] == "rounds")
+    assert read_table(tmp_path / "crashed", plan.run_id, "rounds").height == rerun["rounds"]  # never read

@@ -8,7 +8,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pyarrow as pa
 import pytest
-from conftest import simulate, start_s3_server, stop
+from conftest import simulate
+from local_s3 import s3_server
 from deltalake import DeltaTable
 
 from pipeline.errors import BaccaratError
@@ -73,8 +74,7 @@ def test_plain_http_needs_aws_allow_http(cli, bucket, monkeypatch):
 
 def test_refused_credentials_are_one_line_before_spark_starts(cli, tmp_path, monkeypatch):
     """A second S3 server that checks signatures, where no key is known: every request is refused."""
-    process, endpoint = start_s3_server(tmp_path / "auth.log", INITIAL_NO_AUTH_ACTION_COUNT="0")
-    try:
+    with s3_server(tmp_path / "auth.log", INITIAL_NO_AUTH_ACTION_COUNT="0") as endpoint:
         monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
         monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
@@ -85,8 +85,6 @@ def test_refused_credentials_are_one_line_before_spark_starts(cli, tmp_path, mon
         assert status == 2 and out == "" and err.count("\n") == 1, err
         assert "s3://guarded/data is not writable" in err and "ACCESS_DENIED" in err.upper().replace(" ", "_")
         assert time.monotonic() - started < 20
-    finally:
-        stop(process)
 
 
 def test_a_folder_in_the_old_layout_is_refused_untouched(cli, tmp_path):

@@ -27,7 +27,7 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
     columns = []
     for field in schema:
         if field.name in given:
-            columns.append(pa.array([given[field.name]] * rows, field.type))
+            columns.append(pa.repeat(pa.scalar(given[field.name], field.type), rows))
         elif field.name in table.column_names:
             columns.append(table[field.name].cast(field.type))
         else:
@@ -75,15 +75,13 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     building = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.{uuid.uuid4().hex}.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with duckdb.connect(str(building)) as con:
+        with out.duckdb_connection(str(building)) as con:
             for name in MARTS:
-                rows = out.read_rows(contract(name).table, runs) if runs else None
-                if rows is None:
-                    con.execute(f"CREATE TABLE {name} AS SELECT * FROM {_empty(name)}")
-                    continue
-                con.register("mart_rows", rows.select(contract(name).arrow(tuple(BET_KINDS)).names))
-                con.execute(f"CREATE TABLE {name} AS SELECT * FROM mart_rows")
-                con.unregister("mart_rows")
+                files = [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
+                columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
+                source = (f"(SELECT {columns} FROM read_parquet({_parquet_list(files)}, hive_partitioning = true, "
+                          "union_by_name = true))" if files else _empty(name))
+                con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
             if out.is_local:
                 for table in ("rounds", "shoes"):
                     files = [out.reader_path(f["path"]) for run_id in runs for f in run_files(records[run_id], table)]

@@ -14,8 +14,9 @@ import json
 import os
 import re
 import threading
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from math import ceil
 
@@ -44,6 +45,7 @@ class Plan:
     shoes: int
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
+    job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
 
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
@@ -89,7 +91,8 @@ def write_range(plan: Plan, first: int, last: int) -> dict:
     rows = {"rounds": 0, "shoes": 0}
     writers = {}
     with contextlib.ExitStack() as files:
-        streams = {table: files.enter_context(plan.out.create_file(table, plan.run_id, name)) for table in DATA_TABLES}
+        streams = {table: files.enter_context(plan.out.create_file(table, plan.run_id, name, plan.job))
+                   for table in DATA_TABLES}
         try:
             for start in range(first, last, SHOES_PER_BATCH):
                 tables = dict(zip(DATA_TABLES, dealer.deal(plan.seed, start, min(SHOES_PER_BATCH, last - start))))
@@ -162,7 +165,7 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
                                f"{plan.out}: {message}") from None
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
-        plan.out.remove_temporaries(table, plan.run_id)
+        plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
     outcomes = {key: sum(r["outcomes"][key] for r in results) for key in ("B", "P", "T")}
     record = {

@@ -1,0 +1,57 @@
+"""A local S3-compatible server for the tests and the benchmarks: moto's server in its own process on
+127.0.0.1 (an in-process server can deadlock with delta-rs), and the AWS variables that point at it."""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def s3_server(log: Path, **server_env: str) -> Iterator[str]:
+    """A running server (its output in `log`); yields its endpoint URL, and stops it afterwards."""
+    port = free_port()
+    with open(log, "w") as sink:
+        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                                   stdout=sink, stderr=subprocess.STDOUT, env=os.environ | server_env)
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the S3 server did not start:\n{log.read_text()[-2000:]}")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def aws_environment(endpoint: str, key: str = "testing") -> Iterator[None]:
+    """The standard AWS variables pointing at `endpoint` in os.environ (child processes inherit them)."""
+    settings = {"AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": key, "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"}
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
