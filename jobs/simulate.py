@@ -1,6 +1,6 @@
 """spark-submit entry point: the same options as `baccarat simulate`.
 
-    spark-submit --master spark://HOST:7077 jobs/simulate.py --shoes 1000000 --seed 7 --out /shared/data
+    spark-submit --master spark://HOST:7077 jobs/simulate.py --shoes 1000000 --seed 7 --out s3://bucket/baccarat
 """
 
 import sys

@@ -159,9 +159,11 @@ def commit_one_row(uri: str, run_id: str, writer: str, start) -> int:
 
 
 @pytest.mark.parametrize("same_run", [True, False])
-def test_racing_commits_leave_one_copy_of_each_run(store_uri, same_run):
+def test_racing_commits_leave_one_copy_of_each_run(tmp_path, same_run):
     """Three processes commit at once into empty partitions, as the same run (one copy must remain:
-    delta-rs alone lets two overwrites of an empty partition both land) or as three runs (all land)."""
+    delta-rs alone lets two overwrites of an empty partition both land) or as three runs (all land). On
+    a disk (the forced race below runs on both stores)."""
+    store_uri = str(tmp_path / "data")
     context = multiprocessing.get_context("spawn")
     store = Store.parse(store_uri)
     with context.Manager() as manager, ProcessPoolExecutor(3, mp_context=context) as pool:
