@@ -40,3 +40,8 @@ def value_counts(codes_held: list[int]) -> list[int]:
     for code, held in enumerate(codes_held):
         counts[int(CODE_VALUES[code])] += held
     return counts
+
+
+def decks_text(decks: int) -> str:
+    """'1 deck', '8 decks'."""
+    return "1 deck" if decks == 1 else f"{decks} decks"

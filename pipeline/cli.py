@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.cards import MAX_DECKS, MIN_DECKS
+from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
@@ -60,7 +60,7 @@ def odds_document(odds: Odds, decks: int) -> dict:
 
 
 def _odds_tables(odds: Odds, decks: int) -> list[Table]:
-    outcomes = Table(title=f"{odds.rules}, {decks} decks: {odds.total_combinations:,} six-card deals")
+    outcomes = Table(title=f"{odds.rules}, {decks_text(decks)}: {odds.total_combinations:,} six-card deals")
     for column in ("outcome", "combinations", "probability"):
         outcomes.add_column(column, justify="left" if column == "outcome" else "right")
     for name, ways in odds.outcomes.items():
@@ -125,7 +125,7 @@ class Reporter:
     def __init__(self, what: str, total: int, live: bool):
         self.what, self.total, self.live = what, total, live
         self.started = self.last_line = time.monotonic()
-        self.bar = None
+        self.bar, self.finished = None, False
         if live:
             from rich.progress import (
                 BarColumn,
@@ -142,33 +142,42 @@ class Reporter:
 
     def __call__(self, shoes: int, rounds: int) -> None:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        speed = f"{rounds / elapsed / 1e6:.2f}M rounds/s"
+        speed = _rate(rounds / elapsed)
         if self.bar:
             self.bar.update(self.task, completed=shoes, speed=speed)
-        elif time.monotonic() - self.last_line >= 5 or shoes == self.total:
+        elif not self.finished and (time.monotonic() - self.last_line >= 5 or shoes == self.total):
             self.last_line = time.monotonic()
-            left = (self.total - shoes) * elapsed / shoes if shoes else float("nan")
-            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, about {left:.0f} s left", flush=True)
+            self.finished = shoes == self.total
+            left = f"about {(self.total - shoes) * elapsed / shoes:.0f} s left" if shoes else "starting"
+            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}", flush=True)
 
     def close(self) -> None:
         if self.bar:
             self.bar.stop()
 
 
+def _rate(rounds_per_second: float) -> str:
+    """A speed readable at any size: 0.00M rounds/s says nothing."""
+    if rounds_per_second >= 1e5:
+        return f"{rounds_per_second / 1e6:.2f}M rounds/s"
+    return f"{rounds_per_second:,.0f} rounds/s"
+
+
 @app.command()
 def simulate(
-    shoes: Annotated[int, typer.Option(min=1, help="How many shoes to deal.")],
+    shoes: Annotated[int, typer.Option(min=1, max=job.MAX_SHOES, help="How many shoes to deal (at most 10**10).")],
     seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")],
     rules: RulesOption = DEFAULT_RULES,
     run_id: Annotated[str | None, typer.Option(help="Default: RULES-sSEED-nSHOES.")] = None,
     out: OutOption = DEFAULT_OUT,
     master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
-    partitions: Annotated[int | None, typer.Option(min=1, help="Tasks, and files per table.")] = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
     rule_set = load_rule_set(rules)
-    run_id = check_run_id(run_id or f"{rule_set.name}-s{seed}-n{shoes}")
+    run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
     if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
@@ -276,7 +285,7 @@ def report(
 
 @app.command()
 def run(
-    shoes: Annotated[int, typer.Option(min=1, help="How many shoes to deal.")] = 20_000,
+    shoes: Annotated[int, typer.Option(min=1, max=job.MAX_SHOES, help="How many shoes to deal (at most 10**10).")] = 20_000,
     rules: RulesOption = DEFAULT_RULES,
     seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")] = 1,
     out: OutOption = DEFAULT_OUT,
@@ -353,18 +362,24 @@ def docs(
     from pipeline.dictionary import data_dictionary, write_dictionary
 
     if check:
-        if not path.is_file() or path.read_text(encoding="utf-8") != data_dictionary():
+        if not path.is_file():
+            raise BaccaratError(f"{path} does not exist (or is not a file): run `baccarat docs --path {path}`")
+        if path.read_text(encoding="utf-8") != data_dictionary():
             raise BaccaratError(f"{path} is out of date with schemas/: run `baccarat docs`")
         print(f"{path} is up to date")
         return
-    print(f"{path} {'written' if write_dictionary(path) else 'already up to date'}")
+    try:
+        written = write_dictionary(path)
+    except OSError as error:
+        raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
+    print(f"{path} {'written' if written else 'already up to date'}")
 
 
 def _summary(record: dict, out: Store, seconds: float) -> None:
     rounds = record["rounds"]
     shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in record["outcomes"].items())
     print(f"committed run {record['run_id']!r}: {record['shoes']:,} shoes, {rounds:,} rounds ({shares})")
-    print(f"{len(record['files'])} files in {seconds:.1f} s ({rounds / seconds / 1e6:.2f}M rounds/s); "
+    print(f"{len(record['files'])} files in {seconds:.1f} s ({_rate(rounds / seconds)}); "
           f"rounds version {record['versions']['rounds']}, shoes version {record['versions']['shoes']}, "
           f"row in {out.location('runs')}")
 

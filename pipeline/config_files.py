@@ -16,10 +16,23 @@ def resource(top: str, *parts: str) -> Traversable:
     return files("pipeline").joinpath(_FOLDERS[top], *parts)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def read_yaml(source: Traversable | Path, what: str) -> dict:
     """Parse a YAML mapping, turning every failure into a one-line BaccaratError."""
     try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8"))
+        document = yaml.load(source.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
         raise BaccaratError(f"{what}: file not found ({source})") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -27,6 +40,8 @@ def read_yaml(source: Traversable | Path, what: str) -> dict:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
+        if str(getattr(error, "problem", "")).startswith("duplicate key"):
+            raise BaccaratError(f"{what}: {error.problem}{where} ({source})") from None
         raise BaccaratError(f"{what}: not valid YAML{where} ({source})") from None
     if not isinstance(document, dict):
         raise BaccaratError(f"{what}: expected a mapping at the top of {source}")

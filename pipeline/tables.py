@@ -109,7 +109,11 @@ def load_rule_set(name_or_path: str = DEFAULT_RULES, decks: int | None = None) -
         source = resource("conf", "rules", f"{name_or_path}.yaml")
     else:
         source = Path(name_or_path)
-        if not source.is_file():
+        if not name_or_path or not source.exists():
             raise BaccaratError(f"rule set file not found: {name_or_path}")
+        if source.is_dir():
+            raise BaccaratError(f"rule set {name_or_path!r} is a folder, not a YAML file")
+        if not source.is_file():  # a FIFO or a device would hang the reader
+            raise BaccaratError(f"rule set {name_or_path!r} is not a regular file")
     what = f"rule set {name_or_path!r}"
     return _validated(read_yaml(source, what), what).with_decks(decks)

@@ -49,6 +49,8 @@ BAD_ARGUMENTS = [
     (["odds", "--rules", "no/such/rules.yaml"], "rule set file not found: no/such/rules.yaml"),
     (["odds", "--rules", "/etc/passwd"], "expected a mapping at the top"),
     (["odds", "--rules", ""], "rule set file not found"),
+    (["odds", "--rules", "/tmp"], "rule set '/tmp' is a folder, not a YAML file"),
+    (["odds", "--rules", "/dev/null"], "rule set '/dev/null' is not a regular file"),
     (["odds", "--colour"], "No such option: --colour"),
     (["fly"], "No such command 'fly'"),
 ]
@@ -71,3 +73,10 @@ def test_console_script_is_installed_and_exits_nonzero_on_bad_input():
 
     done = subprocess.run(["baccarat", "odds", "--decks", "12"], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_one_deck_is_one_deck_not_one_decks(cli):
+    status, out, _ = cli("odds", "--decks", 1)
+    assert status == 0 and "1 deck:" in out and "1 decks" not in out
+    status, out, _ = cli("odds", "--decks", 2)
+    assert status == 0 and "2 decks:" in out

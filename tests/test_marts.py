@@ -290,3 +290,12 @@ def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, two_runs):
     assert status == 0, err  # readers take the committed files only
     with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == before
+
+
+def test_a_warehouse_or_report_that_cannot_be_written_is_one_line(cli, two_runs):
+    status, out, err = cli("marts", "--out", two_runs, "--warehouse", "/proc/baccarat/w.duckdb")
+    assert status == 2 and err.count("\n") == 1 and "cannot write the warehouse /proc/baccarat/w.duckdb" in err
+    assert cli("marts", "--out", two_runs)[0] == 0
+    status, out, err = cli("report", "--out", two_runs, "--page", "/proc/baccarat/index.html")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "cannot write the report /proc/baccarat/index.html" in err

@@ -106,6 +106,18 @@ def test_cli_draws_the_board(cli):
         assert title in out
 
 
+def test_the_board_reads_without_colour(cli):
+    """In a pipe there is no colour: Banker, Player and tie, and red and blue, must differ by symbol."""
+    status, out, _ = cli("roads", "--outcomes", "BPBBPTPPBPBBBPPBPB")
+    assert status == 0 and "\x1b[" not in out
+    panels = out.split("╭")
+    bead, big = panels[1], panels[2]
+    assert bead.count("B") >= 9 and bead.count("P") >= 8 and "T" in bead.replace("bead plate", "")
+    assert "p" in big.replace("big road", "")  # the P cell on which the tie was marked
+    derived = "".join(panels[3:])
+    assert {"●", "○"} <= set(derived) or {"■", "□"} <= set(derived) or {"╱", "╲"} <= set(derived)
+
+
 BAD_ROADS_INPUT = [
     (["roads", "--outcomes", "BPXB"], "outcomes may hold only B, P and T, found 'X'"),
     (["roads", "--outcomes", "bp"], "found 'bp'"),
@@ -113,6 +125,7 @@ BAD_ROADS_INPUT = [
     (["roads", "--outcomes", "B", "--input", "x.jsonl"], "give exactly one of --outcomes and --input"),
     (["roads", "--input", "no/such/file.jsonl"], "cannot read no/such/file.jsonl"),
     (["roads", "--outcomes", "B", "--engine", "spark"], "Invalid value for '--engine'"),
+    (["roads", "--outcomes", "BP" * 16_384], "at most 32,767 results"),
 ]
 
 

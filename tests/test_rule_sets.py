@@ -61,6 +61,26 @@ BAD_CONFIGS = [
 ]
 
 
+def test_a_key_given_twice_is_refused_naming_it(tmp_path):
+    """YAML keeps the last of two equal keys silently: `player` paying 2 would give Player +43 % EV."""
+    text = resource("conf", "rules", "punto_banco.yaml").read_text()
+    path = tmp_path / "twice.yaml"
+    path.write_text(text.replace('  player: {pays: "1"}', '  player: {pays: "1"}\n  player: {pays: "2"}'))
+    assert path.read_text().count("player: {pays") == 2
+    with pytest.raises(BaccaratError) as error:
+        load_rule_set(str(path))
+    assert "duplicate key 'player'" in str(error.value) and "at line" in str(error.value)
+
+
+def test_a_key_given_twice_in_a_draw_table_or_schema_file_is_refused(tmp_path):
+    from pipeline.config_files import read_yaml
+
+    path = tmp_path / "any.yaml"
+    path.write_text("name: a\nname: b\n")
+    with pytest.raises(BaccaratError, match="duplicate key 'name' at line 2"):
+        read_yaml(path, "config")
+
+
 @pytest.mark.parametrize(("changes", "message"), BAD_CONFIGS)
 def test_bad_config_is_refused_with_a_precise_message(rules_file, changes, message):
     with pytest.raises(BaccaratError) as refused:

@@ -48,3 +48,12 @@ def test_docs_writes_and_check_notices_a_stale_file(cli, tmp_path):
     target.write_text(target.read_text(encoding="utf-8") + "edited by hand\n", encoding="utf-8")
     status, _, err = cli("docs", "--check", "--path", target)
     assert status == 2 and err.count("\n") == 1 and "is out of date with schemas/: run `baccarat docs`" in err
+    status, _, err = cli("docs", "--check", "--path", tmp_path / "missing.md")
+    assert status == 2 and err.count("\n") == 1 and "missing.md does not exist" in err
+
+
+def test_docs_into_a_folder_or_an_unwritable_place_is_one_line(cli, tmp_path):
+    status, out, err = cli("docs", "--path", tmp_path)
+    assert status == 2 and out == "" and err.count("\n") == 1 and f"cannot write {tmp_path}" in err
+    status, out, err = cli("docs", "--path", "/proc/baccarat/tables.md")
+    assert status == 2 and out == "" and err.count("\n") == 1 and "cannot write /proc/baccarat/tables.md" in err

@@ -61,6 +61,8 @@ BAD_SIMULATE_ARGUMENTS = [
     (["--shoes", "0", "--seed", "1"], "Invalid value for '--shoes'"),
     (["--shoes", "-5", "--seed", "1"], "Invalid value for '--shoes'"),
     (["--shoes", "ten", "--seed", "1"], "Invalid value for '--shoes'"),
+    (["--shoes", str(10**30), "--seed", "1"], "Invalid value for '--shoes'"),
+    (["--shoes", "10", "--seed", "1", "--partitions", str(10**7)], "Invalid value for '--partitions'"),
     (["--shoes", "10", "--seed", "-1"], "Invalid value for '--seed'"),
     (["--shoes", "10", "--seed", "1.5"], "Invalid value for '--seed'"),
     (["--shoes", "10", "--seed", str(2**64)], "Invalid value for '--seed'"),
@@ -72,6 +74,7 @@ BAD_SIMULATE_ARGUMENTS = [
     (["--shoes", "10", "--seed", "1", "--run-id", "nul\x00byte"], "is not allowed"),
     (["--shoes", "10", "--seed", "1", "--run-id", "x" * 10_000], "is not allowed"),
     (["--shoes", "10", "--seed", "1", "--run-id", ".hidden"], "is not allowed"),
+    (["--shoes", "10", "--seed", "1", "--run-id", ""], "run id '' is not allowed"),
     (["--shoes", "10", "--seed", "1", "--run-id", "base"], "already exists"),
     (["--shoes", "40", "--seed", "2", "--run-id", "base"], "with different parameters"),
 ]
@@ -98,3 +101,21 @@ def test_output_path_that_is_a_file(cli, tmp_path):
 def test_output_path_that_cannot_be_written(cli):
     status, _, err = cli("simulate", "--shoes", 5, "--seed", 1, "--out", "/proc/baccarat-data")
     assert status == 2 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
+
+
+def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds(capsys, monkeypatch):
+    from pipeline import cli
+
+    now = [100.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: now[0])
+    reporter = cli.Reporter("simulate r", 10, live=False)
+    now[0] = 106.0
+    reporter(0, 0)  # 6 s in, no shoe done yet
+    now[0] = 112.0
+    reporter(10, 812)
+    reporter(10, 812)  # the driver reports once more after the last task
+    reporter.close()
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0] == "simulate r: 0/10 shoes, 0 rounds/s, starting"
+    assert lines[1] == "simulate r: 10/10 shoes, 68 rounds/s, about 0 s left"

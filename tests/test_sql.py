@@ -31,6 +31,8 @@ def test_one_query_prints_a_table(cli, warehouse):
 
 @pytest.mark.parametrize(("query", "message"), [
     ("SELECT nope", 'Referenced column "nope" was not found'),
+    ("SELECT * FROM bet_performanc", 'does not exist! Did you mean "bet_performance"?'),
+    ("SELECT totl_net FROM bet_performance", 'Candidate bindings: "total_net"'),
     ("SELEKT 1", "Parser Error"),
     ("CREATE TABLE x AS SELECT 1", "read-only"),
     ("DROP TABLE bet_performance", "read-only"),

@@ -8,7 +8,19 @@ from rich.text import Text
 from pipeline.marts.roads_duckdb import DERIVED_ROADS, ROADS
 
 _COLOURS = {"B": "red", "P": "blue", "T": "green", "red": "red", "blue": "blue"}
-_SYMBOLS = {"bead_plate": "●", "big_road": "○", "big_eye_boy": "○", "small_road": "●", "cockroach_pig": "╱"}
+# Readable without colour too (a pipe, a log, a colour-blind reader): the bead plate and the big road
+# show the result's letter (lower case on a big-road cell that carries ties); the derived roads show
+# red as a filled and blue as a hollow mark.
+_DERIVED_SYMBOLS = {"big_eye_boy": {"red": "●", "blue": "○"}, "small_road": {"red": "■", "blue": "□"},
+                    "cockroach_pig": {"red": "╱", "blue": "╲"}}
+LEGEND = ("B banker, P player, T tie; big road: lower case where ties were marked; derived roads: "
+          "●■╱ red, ○□╲ blue")
+
+
+def _symbol(road: str, cell: dict) -> str:
+    if road in _DERIVED_SYMBOLS:
+        return _DERIVED_SYMBOLS[road][cell["mark"]]
+    return cell["mark"].lower() if road == "big_road" and cell["ties"] else cell["mark"]
 
 
 def roads_document(cells: pa.Table, shoe_id: int = 0) -> dict:
@@ -33,10 +45,9 @@ def board(cells: pa.Table, shoe_id: int = 0) -> Group:
         grid: dict[tuple[int, int], Text] = {}
         for r in rows:
             if r["road"] == road:
-                symbol = "⊘" if r["ties"] else _SYMBOLS[road]
-                grid[(r["draw_row"], r["draw_col"])] = Text(symbol, style=_COLOURS[r["mark"]])
+                grid[(r["draw_row"], r["draw_col"])] = Text(_symbol(road, r), style=_COLOURS[r["mark"]])
         width = max((col for _, col in grid), default=-1) + 1
         lines = [Text(" ").join(grid.get((line, col), Text("·", style="dim")) for col in range(width))
                  for line in range(6)]
         panels.append(Panel(Text("\n").join(lines), title=road.replace("_", " "), title_align="left", expand=False))
-    return Group(*panels)
+    return Group(*panels, Text(LEGEND, style="dim"))

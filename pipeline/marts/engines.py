@@ -8,6 +8,9 @@ from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import RunInput
 
 
+MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the rounds contract
+
+
 class Engine(str, Enum):
     duckdb = "duckdb"
     polars = "polars"
@@ -25,6 +28,9 @@ def outcomes_table(sequences: list[str]) -> pa.Table:
     """Outcome strings as rounds of shoes 0, 1, ...; refuses letters other than B, P and T."""
     shoe_ids, rounds, outcomes = [], [], []
     for shoe_id, sequence in enumerate(sequences):
+        if len(sequence) > MAX_ROUNDS:
+            raise BaccaratError(f"a sequence may hold at most {MAX_ROUNDS:,} results (a round number is int16); "
+                                f"got {len(sequence):,}")
         if bad := sorted(set(sequence) - set("BPT")):
             raise BaccaratError(f"outcomes may hold only B, P and T, found {''.join(bad)!r} in {sequence[:40]!r}")
         shoe_ids += [shoe_id] * len(sequence)

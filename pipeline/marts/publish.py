@@ -89,6 +89,9 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
                               if files else _empty(table))
                     con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
         os.replace(building, target)
+    except (OSError, duckdb.IOException) as error:
+        raise BaccaratError(f"cannot write the warehouse {target}: "
+                            f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
     finally:
         building.unlink(missing_ok=True)
     return target, left_out
@@ -127,7 +130,14 @@ def read_query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelat
                                     "and queries may only read (SELECT, EXPLAIN)")
         return con.sql(sql)
     except duckdb.Error as error:
-        raise BaccaratError(str(error).strip().splitlines()[0]) from None
+        raise BaccaratError(_with_hint(error)) from None
+
+
+def _with_hint(error: duckdb.Error) -> str:
+    """DuckDB's first line, and its hint ("Did you mean ...", "Candidate bindings: ...") on the same line."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    hints = [line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))]
+    return " ".join(lines[:1] + hints)
 
 
 def _empty(name: str) -> str:

@@ -69,7 +69,10 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     record = read_run(out, run_id)
     data["shoe_rounds"] = shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
-    _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id))
+    try:
+        _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id))
+    except OSError as error:
+        raise BaccaratError(f"cannot write the report {target}: {error.strerror or error}") from None
     return Path(target)
 
 

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.offline import get_plotlyjs
 
+from pipeline.cards import decks_text
 from pipeline.report.charts import (
     convergence_chart,
     ev_chart,
@@ -178,7 +179,7 @@ def header(run_id: str, run: dict | None, summary: pl.DataFrame) -> str:
     m = run or {}
     first = summary.row(0, named=True) if summary.height else {}
     rules = m.get("rules", first.get("rules", "?"))
-    facts = [f"{rules}", f"{m.get('decks', '?')} decks", f"seed {m.get('seed', '?')}",
+    facts = [f"{rules}", decks_text(m["decks"]) if "decks" in m else "? decks", f"seed {m.get('seed', '?')}",
              f"{number(m.get('shoes', first.get('shoes')))} shoes",
              f"{number(m.get('rounds', first.get('rounds')))} rounds",
              f"{m.get('partitions', '?')} partitions", f"ended {_when(m.get('ended_at'))}",

@@ -34,6 +34,10 @@ from pipeline.tables import RuleSet
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
 SHOES_PER_TASK = 100_000  # few enough tasks that Spark's per-task cost stays small
 MAX_SEED = 2**64 - 1
+# 10 billion shoes is about 800 billion rounds, some 7 TB of Parquet; a plan of more is refused, so the
+# driver's memory stays bounded (it holds one range a task).
+MAX_SHOES = 10**10
+MAX_PARTITIONS = 1_000_000
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
 
 
