@@ -2,6 +2,9 @@
 
 import json
 import os
+import re
+import shutil
+import socket
 import sys
 import time
 from dataclasses import replace
@@ -13,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
+from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
@@ -97,10 +101,53 @@ def _commands() -> None:
     """Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports."""
 
 
+_LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
+MASTER_CONNECT_SECONDS = 5
+
+
+def check_master(master: str) -> str:
+    """A master Spark can use, and for a standalone cluster one that answers; else a one-line error
+    (Spark itself waits a minute for an unreachable master, then prints hundreds of lines)."""
+    if _LOCAL_MASTER.match(master) or master == "yarn" or master.startswith("k8s://"):
+        return master
+    if not master.startswith("spark://"):
+        raise BaccaratError(f"unknown Spark master {master!r}: use local, local[N], local[*], spark://HOST:PORT, "
+                            "yarn or k8s://HOST:PORT")
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
+        try:
+            socket.create_connection((host, int(port)), timeout=MASTER_CONNECT_SECONDS).close()
+        except OSError as error:
+            raise BaccaratError(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
+    return master
+
+
+def check_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    java = Path(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not Path(java).is_file():
+        raise BaccaratError("Spark needs Java 17 or later, and none was found: install it (for example "
+                            "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
+
+
+def _driver_log_options() -> str:
+    """The driver's log4j settings: errors only, unless BACCARAT_SPARK_LOG_LEVEL says otherwise."""
+    settings = Path(str(resource("conf", "spark", "log4j2.properties")))
+    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL", "error")
+    if not re.fullmatch(r"[A-Za-z]+", level):
+        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level (ERROR, WARN, INFO, DEBUG)")
+    return f"-Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}" if settings.is_file() else ""
+
+
 def spark_session(master: str | None, app_name: str):
     """The one place a SparkSession is made. Under spark-submit the master comes from there."""
     from pyspark.sql import SparkSession
 
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not launched by spark-submit: this process starts Spark
+        check_java()
+        master = check_master(master or "local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.appName(app_name)
@@ -108,12 +155,10 @@ def spark_session(master: str | None, app_name: str):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "512m")
         # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC " + _driver_log_options())
     )
     if master:
         builder = builder.master(master)
-    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not launched by spark-submit
-        builder = builder.master("local[*]")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

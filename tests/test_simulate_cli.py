@@ -1,5 +1,10 @@
 """`baccarat simulate` from the command line: summary, idempotence, and bad input that leaves data alone."""
 
+import os
+import subprocess
+import sys
+import time
+
 import polars as pl
 import pytest
 
@@ -119,3 +124,34 @@ def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds(caps
     assert len(lines) == 2, lines
     assert lines[0] == "simulate r: 0/10 shoes, 0 rounds/s, starting"
     assert lines[1] == "simulate r: 10/10 shoes, 68 rounds/s, about 0 s left"
+
+
+@pytest.mark.parametrize(("master", "message"), [
+    ("nonsense", "unknown Spark master 'nonsense'"),
+    ("spark://nohost", "expected spark://HOST:PORT"),
+    ("spark://127.0.0.1:7", "cannot reach the Spark master spark://127.0.0.1:7"),
+])
+def test_a_bad_or_unreachable_master_is_one_line_quickly(cli, tmp_path, master, message):
+    started = time.monotonic()
+    status, out, err = cli("simulate", "--shoes", 5, "--seed", 1, "--out", tmp_path / "data", "--master", master)
+    assert status == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert time.monotonic() - started < 10  # Spark alone waits about a minute, then prints 200 lines
+
+
+def test_no_java_is_one_line_that_says_what_to_install(tmp_path):
+    """A newcomer without Java: no java on PATH and no JAVA_HOME."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "PYSPARK_GATEWAY_PORT")}
+    env["PATH"] = str(tmp_path / "empty")
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "5", "--seed", "1",
+                           "--out", str(tmp_path / "data")], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Spark needs Java 17 or later" in done.stderr, done.stderr
+
+
+def test_spark_keeps_its_warnings_off_the_terminal_unless_asked(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "5", "--seed", "1",
+                           "--master", "local[1]", "--out", str(tmp_path / "data")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert " WARN " not in done.stderr and "log4j" not in done.stderr, done.stderr
