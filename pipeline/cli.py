@@ -22,8 +22,8 @@ from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import open_warehouse, publish_warehouse, read_query, write_marts
-from pipeline.runs import check_run_id, read_runs
+from pipeline.marts.publish import drop_marts, open_warehouse, publish_warehouse, read_query, write_marts
+from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.storage import MIN_RETENTION_HOURS, Store
 from pipeline.tables import DEFAULT_RULES, load_rule_set
@@ -88,12 +88,21 @@ def odds(
     """Exact odds of every outcome and bet, by counting card combinations from a full shoe."""
     rule_set = load_rule_set(rules, decks)
     result = exact_odds(rule_set)
+    warn_player_edges(result)
     if as_json:
         print(json.dumps(odds_document(result, rule_set.decks)))
         return
     console = Console()
     for table in _odds_tables(result, rule_set.decks):
         console.print(table)
+
+
+def warn_player_edges(odds: Odds) -> None:
+    """A payout that gives the player the edge is allowed (a study may want it), but never silently."""
+    for kind, bet in odds.bets.items():
+        if bet.ev > 0:
+            print(f"warning: {kind} has a positive expected value for the player ({float(bet.ev):+.2%} per unit) "
+                  f"under rule set {odds.rules!r}: check its payout", file=sys.stderr)
 
 
 @app.callback()
@@ -222,8 +231,10 @@ def simulate(
 ) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
     rule_set = load_rule_set(rules)
+    warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
+    replacing = overwrite and read_run(out, run_id) is not None
     if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return run_id
@@ -237,7 +248,21 @@ def simulate(
     finally:
         reporter.close()
     _summary(record, out, time.monotonic() - started)
+    if replacing:
+        _forget_replaced_marts(out, run_id)
     return run_id
+
+
+def _forget_replaced_marts(out: Store, run_id: str) -> None:
+    """The marts of a replaced run describe the old one: they go, and a local warehouse is published
+    again, so that neither shows the old run's figures nor names its files."""
+    drop_marts(out, run_id)
+    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
+    if out.is_local and out.warehouse_path().is_file():
+        warehouse, left_out = publish_warehouse(out, out.warehouse_path())
+        for line in left_out:
+            print(f"warning: {line}", file=sys.stderr)
+        print(f"published {warehouse} again")
 
 
 EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]

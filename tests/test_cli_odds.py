@@ -80,3 +80,12 @@ def test_one_deck_is_one_deck_not_one_decks(cli):
     assert status == 0 and "1 deck:" in out and "1 decks" not in out
     status, out, _ = cli("odds", "--decks", 2)
     assert status == 0 and "2 decks:" in out
+
+
+def test_a_payout_that_gives_the_player_the_edge_is_warned_about(cli, rules_file):
+    generous = rules_file({"bets": {"player": {"pays": "1"}, "banker": {"pays": "0.95"}, "tie": {"pays": "10000"}}})
+    status, out, err = cli("odds", "--rules", generous, "--json")
+    assert status == 0 and json.loads(out)["bets"]["tie"]["ev"] > 0
+    assert err.count("\n") == 1 and err.startswith("warning: tie has a positive expected value for the player")
+    status, _, err = cli("odds")
+    assert status == 0 and err == ""  # the shipped rule sets give the house every edge

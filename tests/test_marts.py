@@ -250,6 +250,7 @@ def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, 
     status, out, err = cli("marts", "--out", two_runs)
     assert status == 2 and out == "" and err.count("\n") == 1
     assert message in err and str(path) in err
+    assert err.rstrip().endswith("(the other runs build with --run-id second)")
     after = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
     assert after == before
     status, _, err = cli("marts", "--out", two_runs, "--run-id", "second")  # other runs are unaffected

@@ -1,5 +1,6 @@
 """`baccarat run`, the whole pipeline in one command, and `baccarat docs`."""
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -57,3 +58,11 @@ def test_docs_into_a_folder_or_an_unwritable_place_is_one_line(cli, tmp_path):
     assert status == 2 and out == "" and err.count("\n") == 1 and f"cannot write {tmp_path}" in err
     status, out, err = cli("docs", "--path", "/proc/baccarat/tables.md")
     assert status == 2 and out == "" and err.count("\n") == 1 and "cannot write /proc/baccarat/tables.md" in err
+
+
+def test_every_file_the_readme_links_to_is_in_the_repository():
+    readme = (DICTIONARY.parents[1] / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(((?!https?://|#)[^)#]+)", readme)
+    assert "docs/rules.md" in links
+    assert [link for link in links if not (DICTIONARY.parents[1] / link).exists()] == []
+    assert "shared/" not in readme

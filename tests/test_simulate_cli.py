@@ -155,3 +155,23 @@ def test_spark_keeps_its_warnings_off_the_terminal_unless_asked(tmp_path):
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert " WARN " not in done.stderr and "log4j" not in done.stderr, done.stderr
+
+
+def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
+    """The replaced run's marts go and the warehouse is published again: no old figures, no view naming
+    files of the old run (the warehouse holds the runs that have marts); `baccarat marts` then builds
+    the new run's."""
+    import duckdb
+
+    folder, _ = committed
+    assert cli("marts", "--out", folder)[0] == 0
+    status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
+    assert status == 0 and "marts of the replaced run 'base' are removed" in out and "published" in out, err
+    new = read_manifest(folder, "base")
+    with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM outcome_summary").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == 0
+    assert cli("marts", "--out", folder)[0] == 0
+    with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] == new["rounds"]
+        assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == new["rounds"]

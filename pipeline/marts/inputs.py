@@ -97,4 +97,13 @@ def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:
     committed = committed_runs(out)
     if not committed:
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")
-    return [load_run(out, run_id) for run_id in (run_ids or committed)]
+    if run_ids:
+        return [load_run(out, run_id) for run_id in run_ids]
+    runs = []
+    for run_id in committed:
+        try:
+            runs.append(load_run(out, run_id))
+        except BaccaratError as error:
+            others = " ".join(f"--run-id {other}" for other in committed if other != run_id)
+            raise BaccaratError(f"{error} (the other runs build with {others})" if others else str(error)) from None
+    return runs

@@ -45,6 +45,16 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
                                  (f"baccarat-marts:{run.run_id}", built))
 
 
+def drop_marts(out: Store, run_id: str) -> None:
+    """Remove a run's rows from every mart: they describe a run that an overwrite replaced."""
+    dropped = int(datetime.now(UTC).timestamp() * 1000)
+    for name in MARTS:
+        table = contract(name).table
+        if run_id in out.run_ids(table):
+            out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
+                                 (f"baccarat-marts:{run_id}", dropped))
+
+
 def shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
     """The rounds of one shoe of a committed run, in order, from the files its runs row lists."""
     files = [f for f in run_files(run, "rounds") if f["first_shoe"] <= shoe_id <= f["last_shoe"]]
@@ -143,7 +153,7 @@ def _with_hint(error: duckdb.Error) -> str:
 def _empty(name: str) -> str:
     """A typed, empty relation for a table no run has yet."""
     columns = ", ".join(f"CAST(NULL AS {_duckdb_type(f.type)}) AS {f.name}"
-                        for f in contract(name).arrow(tuple(BET_KINDS)))
+                        for f in contract(name).table_schema(tuple(BET_KINDS)))
     return f"(SELECT {columns} LIMIT 0)"
 
 
