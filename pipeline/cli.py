@@ -284,7 +284,7 @@ def marts(
     for run in runs:
         started = time.monotonic()
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
-        print(f"marts of run {run.run_id!r} ({run.manifest['rounds']:,} rounds) built with {engine.value} "
+        print(f"marts of run {run.run_id!r} ({run.record['rounds']:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
     warehouse, left_out = publish_warehouse(out, warehouse or out.warehouse_path(),
                                             frozenset(run.run_id for run in runs))

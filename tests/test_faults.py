@@ -76,13 +76,13 @@ def finish(process: subprocess.Popen) -> tuple[int, str, str]:
 # ------------------------------------------------------------------ what the stores hold
 
 
-def read_manifest(out, run_id: str) -> dict | None:
+def read_record(out, run_id: str) -> dict | None:
     """The run's record, from its row in `runs`."""
     return read_run(Store.parse(str(out)), run_id)
 
 
 def checksums(out, run_id: str) -> dict[str, str]:
-    record = read_manifest(out, run_id)
+    record = read_record(out, run_id)
     assert record is not None, f"no runs row of {run_id!r} in {out}"
     return {f["path"]: f["sha256"] for f in record["files"]}
 
@@ -146,7 +146,7 @@ def assert_committed_once(out, record: dict) -> None:
 
 def assert_nothing_visible(out, run_id: str, cli, tmp_path: Path) -> None:
     store = Store.parse(str(out))
-    assert read_manifest(out, run_id) is None
+    assert read_record(out, run_id) is None
     assert committed_runs(store) == []
     warehouse = tmp_path / "nothing-visible.duckdb"
     status, _, err = cli("marts", "--out", out, "--warehouse", warehouse)
@@ -196,7 +196,7 @@ def test_every_task_failing_on_its_first_attempt_is_retried_to_the_bytes_of_a_cl
     assert set(re.findall(r"injected fault: first attempt of the task for shoes (\d+-\d+)", err)) == {
         "0-19", "20-39", "40-59"}
     assert sorted(set(re.findall(r"Exception in task (\d+\.\d+) in stage", err))) == ["0.0", "1.0", "2.0"]
-    record = read_manifest(store_uri, "r")
+    record = read_record(store_uri, "r")
     assert record["spark_master"] == "local[2,2]" and record["partitions"] == 3
     expected = {f["path"]: f["sha256"] for f in clean["files"]}
     assert checksums(store_uri, "r") == expected and len(expected) == 6
@@ -274,7 +274,7 @@ def test_a_driver_killed_mid_write_leaves_nothing_visible_and_the_rerun_commits_
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate(timeout=30)
         assert process.returncode == -signal.SIGKILL
-        assert read_manifest(store_uri, KILLED_RUN) is None, "the kill came too late: the run was committed"
+        assert read_record(store_uri, KILLED_RUN) is None, "the kill came too late: the run was committed"
         deadline = time.monotonic() + 30
         while alive(tree) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -298,7 +298,7 @@ def test_a_driver_killed_mid_write_leaves_nothing_visible_and_the_rerun_commits_
     assert status == 0, err[-3000:]
     assert committed_runs(store) == [KILLED_RUN]
     assert checksums(store_uri, KILLED_RUN) == clean_killed_run and len(clean_killed_run) == 60
-    assert_committed_once(store_uri, read_manifest(store_uri, KILLED_RUN))
+    assert_committed_once(store_uri, read_record(store_uri, KILLED_RUN))
     # What the killed run had put in place was replaced by the same bytes under the same names. Temporary
     # files of the killed job's attempts may stay (hidden, never read) until they are stale enough for the
     # next job to remove, or for `baccarat vacuum`; none of the rerun's stay.
@@ -324,7 +324,7 @@ def test_two_runs_and_a_run_started_twice_all_at_once_are_each_committed_once(st
         assert_no_traceback(status, err)
         assert f"committed run {run_id!r}: 40 shoes" in out or f"{run_id!r} is already committed" in out, out
     assert committed_runs(Store.parse(store_uri)) == ["first", "second"]
-    records = [read_manifest(store_uri, run_id) for run_id in ("first", "second")]
+    records = [read_record(store_uri, run_id) for run_id in ("first", "second")]
     assert [r["seed"] for r in records] == [1, 2]
     for record in records:
         assert_committed_once(store_uri, record)
@@ -381,7 +381,7 @@ def assert_still_the_old_run(store: Store, old: dict) -> None:
     assert {k: record[k] for k in ("parameters", "rounds", "files", "versions")} == {
         k: old[k] for k in ("parameters", "rounds", "files", "versions")}
     loaded = load_run(store, "R")  # checksums, and the files committed at the recorded versions
-    assert loaded.manifest["parameters"] == old["parameters"] and loaded.manifest["shoes"] == 20
+    assert loaded.record["parameters"] == old["parameters"] and loaded.record["shoes"] == 20
 
 
 def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_one_succeeds(
@@ -433,7 +433,7 @@ def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_on
     assert new["parameters"]["seed"] == 2 and new["shoes"] == 30
     assert sorted(f["path"] for f in new["files"] if f["table"] == "rounds") == new_rounds
     assert_committed_once(store_uri, new)
-    assert load_run(store, "R").manifest == new
+    assert load_run(store, "R").record == new
 
 
 # ------------------------------------------------------------------ 3. the disk fills up

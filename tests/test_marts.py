@@ -34,8 +34,8 @@ def mart_files(out, name: str, run_id: str) -> list[str]:
 def million(spark, tmp_path_factory):
     """A committed run of at least a million rounds and its DuckDB marts, as Polars frames."""
     out = tmp_path_factory.mktemp("million")
-    manifest = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
-    run = load_run(Store.parse(str(out)), manifest["run_id"])
+    record = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
+    run = load_run(Store.parse(str(out)), record["run_id"])
     return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20, 0).items()}
 
 
@@ -43,8 +43,8 @@ def test_outcome_shares_agree_with_the_exact_odds(million):
     run, marts = million
     summary = marts["outcome_summary"]
     assert summary["outcome"].to_list() == ["B", "P", "T"]
-    assert int(summary["rounds"][0]) == run.manifest["rounds"] >= 1_000_000
-    assert summary["count"].cast(pl.Int64).sum() == run.manifest["rounds"]
+    assert int(summary["rounds"][0]) == run.record["rounds"] >= 1_000_000
+    assert summary["count"].cast(pl.Int64).sum() == run.record["rounds"]
     assert summary["exact_share"].to_list() == pytest.approx([0.458597, 0.446247, 0.095156], abs=1e-6)
     assert summary["z_score"].abs().max() < 4
 
@@ -63,8 +63,8 @@ def test_every_bet_agrees_with_its_exact_ev(million):
 def test_streaks_follow_the_geometric_law_up_to_shoe_ends(million):
     run, marts = million
     streaks = marts["streaks"]
-    entries = run.manifest["outcomes"]["B"] + run.manifest["outcomes"]["P"]
-    cut = run.manifest["shoes"] / entries  # chance a streak is cut by the end of its shoe, per entry
+    entries = run.record["outcomes"]["B"] + run.record["outcomes"]["P"]
+    cut = run.record["shoes"] / entries  # chance a streak is cut by the end of its shoe, per entry
     for side in ("B", "P", "T"):
         rows = streaks.filter(pl.col("side") == side)
         total = rows["streaks"].sum()
@@ -86,9 +86,9 @@ def test_no_road_pattern_predicts_the_next_result(million):
 def test_tables_agree_with_each_other(million):
     run, marts = million
     shoes, bets = marts["shoe_summary"], marts["bet_performance"]
-    assert shoes.height == run.manifest["shoes"]
-    assert shoes["rounds"].sum() == run.manifest["rounds"]
-    assert shoes["banker_wins"].cast(pl.Int64).sum() == run.manifest["outcomes"]["B"]
+    assert shoes.height == run.record["shoes"]
+    assert shoes["rounds"].sum() == run.record["rounds"]
+    assert shoes["banker_wins"].cast(pl.Int64).sum() == run.record["outcomes"]["B"]
     assert (shoes["chops"] == shoes["big_road_columns"] - 1).all()
     for row in bets.iter_rows(named=True):
         assert shoes[f"net_{row['bet']}"].sum() == row["total_net"]  # exact decimals
@@ -98,9 +98,9 @@ def test_tables_agree_with_each_other(million):
     banker = variance.filter((pl.col("bet") == "banker") & (pl.col("horizon") == "round")).row(0, named=True)
     assert (str(banker["p01"]), str(banker["p50"]), str(banker["p99"])) == ("-1.00", "0.00", "0.95")
     sessions = variance.filter((pl.col("bet") == "banker") & (pl.col("horizon") == "session_100")).row(0, named=True)
-    assert int(sessions["sessions"]) == run.manifest["rounds"] // 100
+    assert int(sessions["sessions"]) == run.record["rounds"] // 100
     longest = marts["longest_streaks"].filter(pl.col("side") == "B")
-    assert longest["shoes"].sum() == run.manifest["shoes"]
+    assert longest["shoes"].sum() == run.record["shoes"]
     assert longest["longest"].max() == shoes["longest_banker_streak"].max()
 
 
@@ -108,7 +108,7 @@ def test_ev_convergence_reaches_the_run_total(million):
     run, marts = million
     curve = marts["ev_convergence"].filter(pl.col("bet") == "banker")
     assert curve["rounds"].cast(pl.Int64).to_list()[:7] == [1, 2, 5, 10, 20, 50, 100]
-    assert int(curve["rounds"][-1]) == run.manifest["rounds"]
+    assert int(curve["rounds"][-1]) == run.record["rounds"]
     ev = marts["bet_performance"].filter(pl.col("bet") == "banker")["ev"][0]
     assert curve["ev"][-1] == pytest.approx(ev, rel=1e-12)
     assert curve["ev"][0] in (-1.0, 0.0, 0.95)
@@ -116,9 +116,9 @@ def test_ev_convergence_reaches_the_run_total(million):
 
 @pytest.mark.parametrize("engine", list(Engine))
 def test_a_single_session_has_no_sd(spark, tmp_path, engine):
-    manifest = simulate(spark, tmp_path, seed=9, shoes=16)
-    assert 1000 <= manifest["rounds"] < 2000
-    variance = pl.from_arrow(build_marts(engine, load_run(Store.parse(str(tmp_path)), manifest["run_id"]), 2, 0)["payout_variance"])
+    record = simulate(spark, tmp_path, seed=9, shoes=16)
+    assert 1000 <= record["rounds"] < 2000
+    variance = pl.from_arrow(build_marts(engine, load_run(Store.parse(str(tmp_path)), record["run_id"]), 2, 0)["payout_variance"])
     single = variance.filter(pl.col("horizon") == "session_1000")
     assert single["sessions"].cast(pl.Int64).to_list() == [1] * single.height
     assert single["sd"].null_count() == single.height

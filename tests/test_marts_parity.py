@@ -25,8 +25,8 @@ def marts(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("marts_runs")
     built = {}
     for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
-        manifest = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
-        run = load_run(Store.parse(str(out)), manifest["run_id"])
+        record = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
+        run = load_run(Store.parse(str(out)), record["run_id"])
         built[rules] = (marts_duckdb.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes),
                         marts_polars.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
     return built

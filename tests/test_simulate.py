@@ -38,10 +38,10 @@ def hands(row: dict) -> tuple[list[int], list[int]]:
 
 @pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
 def test_every_round_obeys_the_drawing_rules_and_pays_exactly(small_runs, rules):
-    out, manifests = small_runs
+    out, records = small_runs
     rule_set = load_rule_set(rules)
-    rounds = read_table(out, manifests[rules]["run_id"], "rounds")
-    assert rounds.height == manifests[rules]["rounds"] > 100 * 70
+    rounds = read_table(out, records[rules]["run_id"], "rounds")
+    assert rounds.height == records[rules]["rounds"] > 100 * 70
     for row in rounds.iter_rows(named=True):
         player, banker = hands(row)
         values = [card_value(c) for c in (player[0], banker[0], player[1], banker[1])]
@@ -63,8 +63,8 @@ def test_every_round_obeys_the_drawing_rules_and_pays_exactly(small_runs, rules)
 
 @pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
 def test_shoe_totals_add_up_the_shoes_rounds(small_runs, rules):
-    out, manifests = small_runs
-    run_id = manifests[rules]["run_id"]
+    out, records = small_runs
+    run_id = records[rules]["run_id"]
     rounds = read_table(out, run_id, "rounds")
     outcome = pl.col("outcome")
     expected = rounds.group_by("shoe_id", maintain_order=True).agg(
@@ -89,17 +89,17 @@ def test_shoe_totals_add_up_the_shoes_rounds(small_runs, rules):
 
 
 def test_nets_are_exact_decimals_with_two_places(small_runs):
-    out, manifests = small_runs
-    rounds = read_table(out, manifests["punto_banco"]["run_id"], "rounds")
+    out, records = small_runs
+    rounds = read_table(out, records["punto_banco"]["run_id"], "rounds")
     assert rounds.schema["net_banker"] == pl.Decimal(9, 2)
     assert set(rounds["net_banker"].to_list()) == {Decimal("0.95"), Decimal("-1"), Decimal("0")}
 
 
 @pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
 def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
-    out, manifests = small_runs
+    out, records = small_runs
     rule_set = load_rule_set(rules)
-    run_id = manifests[rules]["run_id"]
+    run_id = records[rules]["run_id"]
     rounds = read_table(out, run_id, "rounds")
     shoes = read_table(out, run_id, "shoes")
     assert shoes["shoe_id"].to_list() == list(range(150))
@@ -142,14 +142,14 @@ def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
 
 @pytest.mark.slow
 def test_a_million_rounds_agree_with_the_exact_odds(spark, tmp_path):
-    manifest = simulate(spark, tmp_path, seed=2026, shoes=12_500, partitions=4)
-    n = manifest["rounds"]
+    record = simulate(spark, tmp_path, seed=2026, shoes=12_500, partitions=4)
+    n = record["rounds"]
     assert n >= 1_000_000
     odds = exact_odds(load_rule_set("punto_banco"))
     for code, name in (("B", "banker"), ("P", "player"), ("T", "tie")):
         p = float(odds.probability(name))
-        assert abs(manifest["outcomes"][code] / n - p) < 4 * sqrt(p * (1 - p) / n), name
-    rounds = read_table(tmp_path, manifest["run_id"], "rounds")
+        assert abs(record["outcomes"][code] / n - p) < 4 * sqrt(p * (1 - p) / n), name
+    rounds = read_table(tmp_path, record["run_id"], "rounds")
     for kind, bet in odds.bets.items():
         mean = float(rounds[f"net_{kind}"].cast(pl.Float64).mean())
         assert abs(mean - float(bet.ev)) < 4 * bet.sd / sqrt(n), kind

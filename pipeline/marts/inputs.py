@@ -27,16 +27,16 @@ _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
 @dataclass(frozen=True)
 class RunInput:
     out: Store
-    manifest: dict  # the run's record, from its runs row
+    record: dict  # the run's record, from its runs row
     rule_set: RuleSet
 
     @property
     def run_id(self) -> str:
-        return self.manifest["run_id"]
+        return self.record["run_id"]
 
     def files(self, table: str) -> list[str]:
         """The run's files of a table in shoe order, as the query engines take them."""
-        return [self.out.reader_path(f["path"]) for f in run_files(self.manifest, table)]
+        return [self.out.reader_path(f["path"]) for f in run_files(self.record, table)]
 
     @cached_property
     def odds(self) -> Odds:
@@ -54,7 +54,7 @@ class RunInput:
 
     def checkpoints(self) -> pa.Table:
         """Log-spaced round counts 1, 2, 5, 10, 20, 50, ... up to the run's rounds, and the rounds."""
-        rounds, points, scale = self.manifest["rounds"], set(), 1
+        rounds, points, scale = self.record["rounds"], set(), 1
         while scale <= rounds:
             points |= {n for n in (scale, 2 * scale, 5 * scale) if n <= rounds}
             scale *= 10

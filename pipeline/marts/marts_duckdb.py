@@ -15,10 +15,10 @@ def _quoted(path) -> str:
 
 def rounds_views(run: RunInput) -> list[str]:
     """`rounds`: the run's rounds with run_row, each round's place in the run from 0 (the
-    files are in shoe order and the manifest counts their rows, so no window or join is
+    files are in shoe order and the runs row counts their rows, so no window or join is
     needed); `opening`: the same for the first files only, enough for the first 100 rounds."""
     parts, opening, offset = [], [], 0
-    for entry, path in zip(run_files(run.manifest, "rounds"), run.files("rounds")):
+    for entry, path in zip(run_files(run.record, "rounds"), run.files("rounds")):
         parts.append(f"SELECT {offset} + file_row_number AS run_row, * EXCLUDE (file_row_number) "
                      f"FROM read_parquet({_quoted(path)}, file_row_number = true, "
                      "hive_partitioning = false)")

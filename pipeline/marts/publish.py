@@ -77,7 +77,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     runs, left_out, records = [], [], {}
     for run_id in sorted(set(committed_runs(out)) & out.run_ids(contract(MARTS[0]).table)):
         try:
-            records[run_id] = load_run(out, run_id).manifest if run_id not in verified else read_run(out, run_id)
+            records[run_id] = load_run(out, run_id).record if run_id not in verified else read_run(out, run_id)
             runs.append(run_id)
         except BaccaratError as error:
             left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
