@@ -320,16 +320,13 @@ class Store:
         delta = self.delta_table(table)
         return {values[PARTITION] for values in delta.partitions()} if delta is not None else set()
 
-    def read_rows(self, table: str, run_ids: list[str] | None = None, version: int | None = None) -> pa.Table | None:
-        """The rows of a table (for the runs in `run_ids`), or None when the table does not exist."""
-        delta = self.delta_table(table, version)
+    def read_rows(self, table: str, run_ids: list[str] | None = None) -> pa.Table | None:
+        """The rows of a table (of the runs in `run_ids`, default all), or None when it does not exist."""
+        delta = self.delta_table(table)
         if delta is None:
             return None
-        partitions = [(PARTITION, "in", run_ids)] if run_ids else None
-        if run_ids == []:
-            return delta.to_pyarrow_table().schema.empty_table()
         with self._errors(f"table {table!r} is not readable"):
-            return delta.to_pyarrow_table(filters=partitions)
+            return delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None)
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
                          transaction: tuple[str, int]) -> int:

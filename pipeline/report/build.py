@@ -11,7 +11,7 @@ import polars as pl
 from pipeline.errors import BaccaratError
 from pipeline.marts.publish import open_warehouse, shoe_rounds
 from pipeline.report.page import assemble_page
-from pipeline.runs import read_run
+from pipeline.runs import read_run, read_runs
 from pipeline.storage import TEMPORARY_PREFIX, Store
 
 MARTS = {
@@ -32,10 +32,8 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list) -> pl.Dat
 
 def _newest(out: Store, runs: list[str]) -> str:
     """The run committed last (its ended_at); runs no longer committed count as oldest."""
-    def ended(run_id: str) -> str:
-        return (read_run(out, run_id) or {}).get("ended_at") or ""
-
-    return max(runs, key=lambda run_id: (ended(run_id), run_id))
+    ended = {record["run_id"]: record["ended_at"] for record in read_runs(out)}
+    return max(runs, key=lambda run_id: (ended.get(run_id, ""), run_id))
 
 
 def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = None,
