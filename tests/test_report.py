@@ -1,8 +1,9 @@
 """The report: one self-contained HTML page per run, built from the published warehouse.
 
 Unit tests read the page as text and call the chart functions; the browser tests open it in
-Debian's Chromium (headless, no network) and check that every chart is drawn and that the page
-logs nothing on the console. Chromium is required: without it those tests fail, they do not skip.
+Debian's Chromium (headless, no network) and check that every chart is drawn, that the page
+logs nothing on the console, and read what it shows: the tick labels plotly drew, the key figures.
+Chromium is required: without it those tests fail, they do not skip.
 """
 
 import math
@@ -93,8 +94,8 @@ def test_page_has_every_chart_and_table(page):
     assert f"<title>Baccarat report: {RUN_ID}</title>" in page
     assert f"Baccarat run {RUN_ID}" in page and "punto_banco" in page
     assert page.count("<table") == 3  # outcomes, bets, run parameters
-    for heading in ("Rounds won", "Simulated EV", "Exact EV", "Exact house edge", "Software version", "Partitions",
-                    "Seed"):
+    for heading in ("Rounds won", "Simulated share", "Exact share", "Simulated EV", "Exact EV", "Exact house edge",
+                    "Software version", "Partitions", "Seed"):
         assert f"<th>{heading}</th>" in page or f"<td>{heading}</td>" in page
     assert "The five roads of shoe 0" in page
 

@@ -110,7 +110,7 @@ def outcome_table(summary: pl.DataFrame) -> str:
         rows.append([swatch + html.escape(SIDE_NAMES.get(r["outcome"], r["outcome"])), number(r["count"]),
                      percent(r["share"], 3), percent(r["exact_share"], 3),
                      "–" if half is None else f"± {percent(half, 3)}", _z(r["z_score"])])
-    return table(["Outcome", "Rounds won", "Share", "Exact", "95 % interval", "z"], rows)
+    return table(["Outcome", "Rounds won", "Simulated share", "Exact share", "95 % interval", "z"], rows)
 
 
 def bet_table(bets: pl.DataFrame) -> str:
