@@ -399,6 +399,7 @@ def test_browser_draws_every_chart_with_true_ticks_and_clear_labels(report, tmp_
     for axis in ("y", "y2", "y3"):  # one panel per outcome
         assert_true_percent_ticks(parsed.ticks["outcomes", axis])
     assert_true_percent_ticks(parsed.ticks["ev", "x"])
+    assert parsed.ticks["streaks", "x"][0] == "1"  # the shortest streak, not 0
     house_edge_labels(parsed)
     agreement = next(t for t in parsed.tiles if t["label"] == "Largest |z|")
     assert agreement["note"] == "all within ±3: matches the exact odds", agreement

@@ -183,7 +183,9 @@ def streak_chart(streaks: pl.DataFrame) -> go.Figure:
                                  customdata=part["streaks"].to_list(),
                                  hovertemplate=(f"{name} length %{{x}}: %{{y:.3%}} "
                                                 "(%{customdata:,} streaks)<extra></extra>")))
-    fig.update_xaxes(title_text="streak length", dtick=1 if streaks.height < 40 else None, gridcolor=GRID)
+    longest = streaks["length"].max() if streaks.height else None
+    fig.update_xaxes(title_text="streak length", dtick=1 if streaks.height < 40 else None, gridcolor=GRID,
+                     range=[0.5, longest + 0.5] if longest else None)  # no tick at 0: no streak is that short
     fig.update_yaxes(type="log", title_text="share of streaks (log scale)", gridcolor=GRID, exponentformat="power",
                      dtick=1)
     return styled(fig, height=500)
