@@ -1,0 +1,288 @@
+"""The compiled kernel: exact EVs of every bet of a rule set, from the unseen cards.
+
+It counts what pipeline.exact counts (ordered six-card deals, so that every round
+weighs the same) for many compositions at once, with the same settlement: the
+drawing rules and the net of every bet in every state arrive as lookup tables
+built from conf/ by pipeline.rules and pipeline.bets. Every count is an int64;
+each EV is one division at the end.
+
+The algebra that makes it fast:
+- symmetry: the Player's two cards are enumerated as an unordered pair of value
+  classes (55 instead of 100), counted twice when they differ;
+- the Banker's two cards in closed form: for a Player pair leaving counts c', the
+  ordered Banker pairs of total t weigh g(x, t - x) = c'[x] (c'[t - x] - [x = t - x]),
+  summed over x; their moments (how many of the four cards are of class v, and
+  of classes v and u) are sums of the same g;
+- the third-card stage hoisted out of the enumeration: with A, B[v] and C[v, u]
+  the sums, over the four-card starts of a pair of totals, of their weight and
+  its first and second moments in the class multiplicities m, the starts followed
+  by third cards x, y weigh sum W (c[x] - m[x]) (c[y] - m[y] - [x = y])
+  = c[x] c[y] A - c[x] B[y] - c[y] B[x] + C[x, y] - [x = y] (c[x] A - B[x]),
+  so the third cards are drawn once per pair of totals, not once per start.
+Pair bets need suits (a suited pair is the same code twice): their nine states
+come from the 52 code counts in closed form.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import numpy as np
+from numba import njit
+
+from pipeline.bets import BET_KINDS, NO_PAIR, PAIR, PAIR_STATES, RESULT_STATES, SUITED_PAIR, net_table, pair_index
+from pipeline.cards import ALL_CODES, CARDS_PER_DECK, CODE_VALUES, RANKS, VALUES, rank
+from pipeline.exact import DEAL
+from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, result_index
+from pipeline.tables import RuleSet
+
+RESULT_BASIS, PAIRS_BASIS = 0, 1
+_HAND_SIZES = (2, 3)
+_RESULTS, _PAIRS = len(RESULT_STATES), len(PAIR_STATES)
+_CODE_VALUE = CODE_VALUES.astype(np.int64)
+_CODE_RANK = (rank(ALL_CODES) - 1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class EvTables:
+    """Everything the kernel needs from a rule set, as arrays, built once per rule set."""
+
+    bets: tuple[str, ...]
+    player_draws: np.ndarray  # bool[10]
+    banker_draws: np.ndarray  # bool[10, 11]
+    result_slot: np.ndarray  # int64[2, 2, 10, 10]: RESULT_STATES index of (player cards, banker cards, totals)
+    pair_slot: np.ndarray  # int64[3, 3]: PAIR_STATES index of (player pair state, banker pair state)
+    net_basis: np.ndarray  # int8[bets]
+    net_class: np.ndarray  # int64[bets, 400]: which of the bet's distinct nets each state pays
+    net_values: np.ndarray  # float64[bets, classes]: the distinct nets
+
+    @classmethod
+    def of(cls, rule_set: RuleSet) -> "EvTables":
+        bets = tuple(rule_set.bets)
+        net_class = np.zeros((len(bets), len(RESULT_STATES)), dtype=np.int64)
+        classes = []
+        for row, (kind, terms) in enumerate(rule_set.bets.items()):
+            distinct: dict[Decimal, int] = {}
+            for state, net in enumerate(net_table(kind, terms)):
+                net_class[row, state] = distinct.setdefault(net, len(distinct))
+            classes.append(list(distinct))
+        net_values = np.zeros((len(bets), max(map(len, classes))))
+        for row, nets in enumerate(classes):
+            net_values[row, : len(nets)] = [float(net) for net in nets]
+        cards = np.array(_HAND_SIZES)
+        totals = np.arange(VALUES)
+        result_slot = result_index(totals[None, None, :, None], totals[None, None, None, :],
+                                   cards[:, None, None, None], cards[None, :, None, None])
+        states = np.array([NO_PAIR, PAIR, SUITED_PAIR])
+        pair_slot = pair_index(states[:, None], states[None, :])
+        basis = [RESULT_BASIS if BET_KINDS[kind].basis == "result" else PAIRS_BASIS for kind in bets]
+        return cls(bets, rule_set.draw.player_draws, rule_set.draw.banker_draws,
+                   np.ascontiguousarray(result_slot, dtype=np.int64), pair_slot.astype(np.int64),
+                   np.array(basis, dtype=np.int8), net_class, net_values)
+
+    def kernel_arguments(self) -> tuple:
+        """composition_evs' arguments after the compositions."""
+        return (self.player_draws, self.banker_draws, self.result_slot, self.pair_slot,
+                self.net_basis, self.net_class, self.net_values)
+
+
+_TABLES: dict[str, EvTables] = {}
+
+
+def tables_for(rule_set: RuleSet) -> EvTables:
+    """EvTables.of, once per distinct rule set in this process."""
+    key = rule_set.model_dump_json()
+    if key not in _TABLES:
+        _TABLES[key] = EvTables.of(rule_set)
+    return _TABLES[key]
+
+
+def round_evs(rule_set: RuleSet, compositions: np.ndarray) -> np.ndarray:
+    """float64[n, bets]: the exact EV per unit staked of every bet of `rule_set` (in its order),
+    for each row of `compositions`, int[n, 52] counts of the unseen cards by card code."""
+    compositions = np.ascontiguousarray(compositions, dtype=np.int64)
+    if compositions.ndim != 2 or compositions.shape[1] != CARDS_PER_DECK:
+        raise ValueError(f"compositions must have shape (n, {CARDS_PER_DECK}), got {compositions.shape}")
+    if compositions.size and (compositions.min() < 0 or compositions.sum(axis=1).min() < DEAL):
+        raise ValueError(f"every composition needs non-negative counts and at least {DEAL} cards")
+    return composition_evs(compositions, *tables_for(rule_set).kernel_arguments())
+
+
+@njit(cache=True)
+def composition_evs(compositions, player_draws, banker_draws, result_slot, pair_slot,
+                    net_basis, net_class, net_values):
+    """The kernel behind round_evs: one composition after another, on one core."""
+    n = compositions.shape[0]
+    evs = np.empty((n, net_basis.shape[0]))
+    result_counts = np.empty(_RESULTS, dtype=np.int64)
+    pair_counts = np.empty(_PAIRS, dtype=np.int64)
+    class_sums = np.empty(net_values.shape[1], dtype=np.int64)
+    values = np.empty(VALUES, dtype=np.int64)
+    for i in range(n):
+        codes = compositions[i]
+        values[:] = 0
+        for code in range(CARDS_PER_DECK):
+            values[_CODE_VALUE[code]] += codes[code]
+        _result_counts(values, player_draws, banker_draws, result_slot, result_counts)
+        _pair_counts(codes, pair_slot, pair_counts)
+        total = np.float64(result_counts.sum())
+        for bet in range(net_basis.shape[0]):
+            counts = result_counts if net_basis[bet] == RESULT_BASIS else pair_counts
+            class_sums[:] = 0
+            for state in range(counts.shape[0]):
+                class_sums[net_class[bet, state]] += counts[state]
+            net = 0.0
+            for k in range(class_sums.shape[0]):
+                net += net_values[bet, k] * class_sums[k]
+            evs[i, bet] = net / total
+    return evs
+
+
+@njit(cache=True)
+def _result_counts(c, player_draws, banker_draws, result_slot, out):
+    """Ordered six-card deals ending in each of RESULT_STATES, from the counts c per value class."""
+    cards = c.sum()
+    one_unused = cards - 5
+    two_unused = (cards - 4) * (cards - 5)
+    weight = np.zeros((VALUES, VALUES), dtype=np.int64)  # A[pt, bt]
+    moment = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)  # B[pt, bt, v]
+    # both hands draw: [bt, player final total, banker third card], the banker's final total
+    # being (bt + third card) % 10, so that every row is added as one contiguous vector
+    both_draw = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
+    rest = c.copy()
+    pair_weight = np.empty(VALUES, dtype=np.int64)
+    for a in range(VALUES):
+        if c[a] == 0:
+            continue
+        rest[a] -= 1
+        for b in range(a, VALUES):
+            if rest[b] == 0:
+                continue
+            player_weight = c[a] * rest[b] * (1 if a == b else 2)
+            rest[b] -= 1
+            pt = (a + b) % 10
+            player_draws_here = pt < NATURAL_MIN and player_draws[pt]
+            for bt in range(VALUES):
+                banker_ways = 0
+                for x in range(VALUES):
+                    y = (bt - x) % 10
+                    pair_weight[x] = rest[x] * (rest[y] - (x == y))
+                    banker_ways += pair_weight[x]
+                if banker_ways == 0:
+                    continue
+                start_weight = player_weight * banker_ways
+                weight[pt, bt] += start_weight
+                row = moment[pt, bt]
+                for v in range(VALUES):
+                    row[v] += 2 * player_weight * pair_weight[v]
+                row[a] += start_weight
+                row[b] += start_weight
+                if player_draws_here and bt < NATURAL_MIN:
+                    _second_moments(a, b, pt, bt, player_weight, start_weight, pair_weight, banker_draws,
+                                    both_draw[bt])
+            rest[b] += 1
+        rest[a] += 1
+    _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, one_unused, two_unused,
+                 result_slot, out)
+
+
+@njit(cache=True)
+def _second_moments(a, b, pt, bt, player_weight, start_weight, pair_weight, banker_draws, both_draw):
+    """Add C[x, y] of the starts with Player classes a, b and Banker total bt (every Banker pair)
+    into both_draw, where the Player's third card x makes the Banker draw."""
+    for x in (a, b):  # the Player's own classes: m_P[x] m_P[y] A + m_P[x] b[y]
+        if banker_draws[bt, x]:
+            row = both_draw[(pt + x) % 10]
+            row[a] += start_weight
+            row[b] += start_weight
+            for y in range(VALUES):
+                row[y] += 2 * player_weight * pair_weight[y]
+    for x in range(VALUES):  # b[x] m_P[y] and the Banker pair's own second moment
+        if banker_draws[bt, x] and pair_weight[x] != 0:
+            share = 2 * player_weight * pair_weight[x]
+            row = both_draw[(pt + x) % 10]
+            row[a] += share
+            row[b] += share
+            row[x] += share
+            row[(bt - x) % 10] += share
+
+
+@njit(cache=True)
+def _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, one_unused, two_unused,
+                 result_slot, out):
+    """From the per-totals sums to the counts of every final state."""
+    final = np.zeros((2, 2, VALUES, VALUES), dtype=np.int64)  # [player drew, banker drew, pt, bt]
+    for pt in range(VALUES):
+        for bt in range(VALUES):
+            starts = weight[pt, bt]
+            if starts == 0:
+                continue
+            moments = moment[pt, bt]
+            natural = pt >= NATURAL_MIN or bt >= NATURAL_MIN
+            if natural or not (player_draws[pt] or banker_draws[bt, PLAYER_STOOD]):
+                final[0, 0, pt, bt] += starts * two_unused
+            elif not player_draws[pt]:
+                for y in range(VALUES):
+                    final[0, 1, pt, (bt + y) % 10] += (c[y] * starts - moments[y]) * one_unused
+            else:
+                for x in range(VALUES):
+                    third = c[x] * starts - moments[x]  # sum W (c[x] - m[x])
+                    if banker_draws[bt, x]:
+                        row = both_draw[bt, (pt + x) % 10]
+                        for y in range(VALUES):
+                            row[y] += c[x] * (c[y] * starts - moments[y]) - moments[x] * c[y]
+                        row[x] -= third
+                    else:
+                        final[1, 0, (pt + x) % 10, bt] += third * one_unused
+    for bt in range(VALUES):
+        for pt in range(VALUES):
+            for y in range(VALUES):
+                final[1, 1, pt, (bt + y) % 10] += both_draw[bt, pt, y]
+    for drew_p in range(2):
+        for drew_b in range(2):
+            for pt in range(VALUES):
+                for bt in range(VALUES):
+                    out[result_slot[drew_p, drew_b, pt, bt]] = final[drew_p, drew_b, pt, bt]
+
+
+@njit(cache=True)
+def _pair_counts(codes, pair_slot, out):
+    """Ordered six-card deals in each of PAIR_STATES, from the counts per card code.
+
+    With k[x] cards of code x and r[q] of rank q: S = sum k(k-1) ordered pairs of one code,
+    Q = sum r(r-1) of one rank; two of them taken by one hand leave the other S - (4k - 6)
+    or Q - (4r - 6). The joint law of the two hands is symmetric in Player and Banker.
+    """
+    by_rank = np.zeros(RANKS, dtype=np.int64)
+    for code in range(CARDS_PER_DECK):
+        by_rank[_CODE_RANK[code]] += codes[code]
+    cards = by_rank.sum()
+    same_code = 0
+    for code in range(CARDS_PER_DECK):
+        same_code += codes[code] * (codes[code] - 1)
+    same_rank = 0
+    for r in range(RANKS):
+        same_rank += by_rank[r] * (by_rank[r] - 1)
+    code_code = 0  # both hands a pair of one code
+    code_rank = 0  # Player a pair of one code, Banker of one rank (the same, swapped)
+    for code in range(CARDS_PER_DECK):
+        k = codes[code]
+        code_code += k * (k - 1) * (same_code - 4 * k + 6)
+        code_rank += k * (k - 1) * (same_rank - 4 * by_rank[_CODE_RANK[code]] + 6)
+    rank_rank = 0
+    for r in range(RANKS):
+        rank_rank += by_rank[r] * (by_rank[r] - 1) * (same_rank - 4 * by_rank[r] + 6)
+    others = (cards - 2) * (cards - 3)
+    code_any = same_code * others
+    rank_any = same_rank * others
+    starts = cards * (cards - 1) * others
+    joint = np.empty((3, 3), dtype=np.int64)
+    joint[SUITED_PAIR, SUITED_PAIR] = code_code
+    joint[SUITED_PAIR, PAIR] = joint[PAIR, SUITED_PAIR] = code_rank - code_code
+    joint[SUITED_PAIR, NO_PAIR] = joint[NO_PAIR, SUITED_PAIR] = code_any - code_rank
+    joint[PAIR, PAIR] = rank_rank - 2 * code_rank + code_code
+    joint[PAIR, NO_PAIR] = joint[NO_PAIR, PAIR] = rank_any - code_any - rank_rank + code_rank
+    joint[NO_PAIR, NO_PAIR] = starts - 2 * rank_any + rank_rank
+    unused = (cards - 4) * (cards - 5)
+    for player in range(3):
+        for banker in range(3):
+            out[pair_slot[player, banker]] = joint[player, banker] * unused
