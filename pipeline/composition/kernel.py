@@ -24,13 +24,23 @@ come from the 52 code counts in closed form.
 """
 
 from dataclasses import dataclass
-from decimal import Decimal
-
 import numpy as np
 from numba import njit
 
-from pipeline.bets import BET_KINDS, NO_PAIR, PAIR, PAIR_STATES, RESULT_STATES, SUITED_PAIR, net_table, pair_index
+from pipeline.bets import (
+    BET_KINDS,
+    CENTS,
+    NO_PAIR,
+    PAIR,
+    PAIR_STATES,
+    RESULT_STATES,
+    SUITED_PAIR,
+    net_cents_table,
+    pair_index,
+    states_of,
+)
 from pipeline.cards import ALL_CODES, CARDS_PER_DECK, CODE_VALUES, RANKS, VALUES, rank
+from pipeline.errors import BaccaratError
 from pipeline.exact import DEAL
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, result_index
 from pipeline.tables import RuleSet
@@ -40,6 +50,11 @@ _HAND_SIZES = (2, 3)
 _RESULTS, _PAIRS = len(RESULT_STATES), len(PAIR_STATES)
 _CODE_VALUE = CODE_VALUES.astype(np.int64)
 _CODE_RANK = (rank(ALL_CODES) - 1).astype(np.int64)
+_CENTS = float(CENTS)
+_HALF_BITS = 26
+_HALF, _LOW_HALF = float(1 << _HALF_BITS), (1 << _HALF_BITS) - 1
+_MOD10 = np.arange(2 * VALUES) % VALUES  # of a sum of two totals
+_MINUS = (np.arange(VALUES)[:, None] - np.arange(VALUES)[None, :]) % VALUES  # [t, x]: t - x
 
 
 @dataclass(frozen=True)
@@ -53,21 +68,20 @@ class EvTables:
     pair_slot: np.ndarray  # int64[3, 3]: PAIR_STATES index of (player pair state, banker pair state)
     net_basis: np.ndarray  # int8[bets]
     net_class: np.ndarray  # int64[bets, 400]: which of the bet's distinct nets each state pays
-    net_values: np.ndarray  # float64[bets, classes]: the distinct nets
+    net_cents: np.ndarray  # int64[bets, classes]: the distinct nets, in cents
 
     @classmethod
     def of(cls, rule_set: RuleSet) -> "EvTables":
         bets = tuple(rule_set.bets)
-        net_class = np.zeros((len(bets), len(RESULT_STATES)), dtype=np.int64)
+        net_class = np.zeros((len(bets), _RESULTS), dtype=np.int64)
         classes = []
         for row, (kind, terms) in enumerate(rule_set.bets.items()):
-            distinct: dict[Decimal, int] = {}
-            for state, net in enumerate(net_table(kind, terms)):
-                net_class[row, state] = distinct.setdefault(net, len(distinct))
-            classes.append(list(distinct))
-        net_values = np.zeros((len(bets), max(map(len, classes))))
-        for row, nets in enumerate(classes):
-            net_values[row, : len(nets)] = [float(net) for net in nets]
+            distinct, net_class[row, : len(states_of(kind))] = np.unique(net_cents_table(kind, terms),
+                                                                          return_inverse=True)
+            classes.append(distinct)
+        net_cents = np.zeros((len(bets), max(map(len, classes))), dtype=np.int64)
+        for row, cents in enumerate(classes):
+            net_cents[row, : len(cents)] = cents
         cards = np.array(_HAND_SIZES)
         totals = np.arange(VALUES)
         result_slot = result_index(totals[None, None, :, None], totals[None, None, None, :],
@@ -77,12 +91,12 @@ class EvTables:
         basis = [RESULT_BASIS if BET_KINDS[kind].basis == "result" else PAIRS_BASIS for kind in bets]
         return cls(bets, rule_set.draw.player_draws, rule_set.draw.banker_draws,
                    np.ascontiguousarray(result_slot, dtype=np.int64), pair_slot.astype(np.int64),
-                   np.array(basis, dtype=np.int8), net_class, net_values)
+                   np.array(basis, dtype=np.int8), net_class, net_cents)
 
     def kernel_arguments(self) -> tuple:
         """composition_evs' arguments after the compositions."""
         return (self.player_draws, self.banker_draws, self.result_slot, self.pair_slot,
-                self.net_basis, self.net_class, self.net_values)
+                self.net_basis, self.net_class, self.net_cents)
 
 
 _TABLES: dict[str, EvTables] = {}
@@ -101,21 +115,21 @@ def round_evs(rule_set: RuleSet, compositions: np.ndarray) -> np.ndarray:
     for each row of `compositions`, int[n, 52] counts of the unseen cards by card code."""
     compositions = np.ascontiguousarray(compositions, dtype=np.int64)
     if compositions.ndim != 2 or compositions.shape[1] != CARDS_PER_DECK:
-        raise ValueError(f"compositions must have shape (n, {CARDS_PER_DECK}), got {compositions.shape}")
+        raise BaccaratError(f"compositions must have shape (n, {CARDS_PER_DECK}), got {compositions.shape}")
     if compositions.size and (compositions.min() < 0 or compositions.sum(axis=1).min() < DEAL):
-        raise ValueError(f"every composition needs non-negative counts and at least {DEAL} cards")
+        raise BaccaratError(f"every composition needs non-negative counts and at least {DEAL} cards")
     return composition_evs(compositions, *tables_for(rule_set).kernel_arguments())
 
 
 @njit(cache=True)
 def composition_evs(compositions, player_draws, banker_draws, result_slot, pair_slot,
-                    net_basis, net_class, net_values):
+                    net_basis, net_class, net_cents):
     """The kernel behind round_evs: one composition after another, on one core."""
     n = compositions.shape[0]
     evs = np.empty((n, net_basis.shape[0]))
     result_counts = np.empty(_RESULTS, dtype=np.int64)
     pair_counts = np.empty(_PAIRS, dtype=np.int64)
-    class_sums = np.empty(net_values.shape[1], dtype=np.int64)
+    class_counts = np.empty(net_cents.shape[1], dtype=np.int64)
     values = np.empty(VALUES, dtype=np.int64)
     for i in range(n):
         codes = compositions[i]
@@ -124,32 +138,41 @@ def composition_evs(compositions, player_draws, banker_draws, result_slot, pair_
             values[_CODE_VALUE[code]] += codes[code]
         _result_counts(values, player_draws, banker_draws, result_slot, result_counts)
         _pair_counts(codes, pair_slot, pair_counts)
-        total = np.float64(result_counts.sum())
+        total = np.float64(result_counts.sum())  # times 100 still exact: 720 divides it
         for bet in range(net_basis.shape[0]):
             counts = result_counts if net_basis[bet] == RESULT_BASIS else pair_counts
-            class_sums[:] = 0
+            class_counts[:] = 0
             for state in range(counts.shape[0]):
-                class_sums[net_class[bet, state]] += counts[state]
-            net = 0.0
-            for k in range(class_sums.shape[0]):
-                net += net_values[bet, k] * class_sums[k]
-            evs[i, bet] = net / total
+                class_counts[net_class[bet, state]] += counts[state]
+            evs[i, bet] = _net_cents(class_counts, net_cents[bet]) / (total * _CENTS)
     return evs
+
+
+@njit(cache=True)
+def _net_cents(class_counts, cents):
+    """sum cents * counts, summed exactly as integers (in two halves, which int64 holds)
+    and rounded once: the wins and losses nearly cancel, so their rounding errors would not."""
+    high = 0
+    low = 0
+    for k in range(class_counts.shape[0]):
+        high += cents[k] * (class_counts[k] >> _HALF_BITS)
+        low += cents[k] * (class_counts[k] & _LOW_HALF)
+    return np.float64(high) * _HALF + np.float64(low)
 
 
 @njit(cache=True)
 def _result_counts(c, player_draws, banker_draws, result_slot, out):
     """Ordered six-card deals ending in each of RESULT_STATES, from the counts c per value class."""
     cards = c.sum()
-    one_unused = cards - 5
-    two_unused = (cards - 4) * (cards - 5)
     weight = np.zeros((VALUES, VALUES), dtype=np.int64)  # A[pt, bt]
     moment = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)  # B[pt, bt, v]
     # both hands draw: [bt, player final total, banker third card], the banker's final total
     # being (bt + third card) % 10, so that every row is added as one contiguous vector
     both_draw = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
+    someone_draws, player_draws_first = _draw_stages(player_draws, banker_draws)
     rest = c.copy()
-    pair_weight = np.empty(VALUES, dtype=np.int64)
+    banker_pairs = np.empty(VALUES, dtype=np.int64)  # g(x, bt - x)
+    banker_moment = np.empty(VALUES, dtype=np.int64)  # how many Banker cards of class x, weighted
     for a in range(VALUES):
         if c[a] == 0:
             continue
@@ -159,56 +182,66 @@ def _result_counts(c, player_draws, banker_draws, result_slot, out):
                 continue
             player_weight = c[a] * rest[b] * (1 if a == b else 2)
             rest[b] -= 1
-            pt = (a + b) % 10
-            player_draws_here = pt < NATURAL_MIN and player_draws[pt]
+            pt = _MOD10[a + b]
             for bt in range(VALUES):
                 banker_ways = 0
                 for x in range(VALUES):
-                    y = (bt - x) % 10
-                    pair_weight[x] = rest[x] * (rest[y] - (x == y))
-                    banker_ways += pair_weight[x]
-                if banker_ways == 0:
-                    continue
+                    z = _MINUS[bt, x]
+                    banker_pairs[x] = rest[x] * (rest[z] - (x == z))
+                    banker_ways += banker_pairs[x]
                 start_weight = player_weight * banker_ways
                 weight[pt, bt] += start_weight
+                if start_weight == 0 or not someone_draws[pt, bt]:
+                    continue
+                for x in range(VALUES):
+                    banker_moment[x] = 2 * player_weight * banker_pairs[x]
                 row = moment[pt, bt]
-                for v in range(VALUES):
-                    row[v] += 2 * player_weight * pair_weight[v]
+                row += banker_moment
                 row[a] += start_weight
                 row[b] += start_weight
-                if player_draws_here and bt < NATURAL_MIN:
-                    _second_moments(a, b, pt, bt, player_weight, start_weight, pair_weight, banker_draws,
-                                    both_draw[bt])
+                if player_draws_first[pt, bt]:
+                    _second_moments(a, b, pt, bt, start_weight, banker_moment, banker_draws, both_draw[bt])
             rest[b] += 1
         rest[a] += 1
-    _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, one_unused, two_unused,
-                 result_slot, out)
+    _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, someone_draws,
+                 cards - 5, (cards - 4) * (cards - 5), result_slot, out)
 
 
 @njit(cache=True)
-def _second_moments(a, b, pt, bt, player_weight, start_weight, pair_weight, banker_draws, both_draw):
+def _draw_stages(player_draws, banker_draws):
+    """bool[pt, bt] tables: a third card is dealt; the Player draws first (the Banker may follow)."""
+    someone_draws = np.zeros((VALUES, VALUES), dtype=np.bool_)
+    player_draws_first = np.zeros((VALUES, VALUES), dtype=np.bool_)
+    for pt in range(NATURAL_MIN):
+        for bt in range(NATURAL_MIN):
+            player_draws_first[pt, bt] = player_draws[pt]
+            someone_draws[pt, bt] = player_draws[pt] or banker_draws[bt, PLAYER_STOOD]
+    return someone_draws, player_draws_first
+
+
+@njit(cache=True)
+def _second_moments(a, b, pt, bt, start_weight, banker_moment, banker_draws, both_draw):
     """Add C[x, y] of the starts with Player classes a, b and Banker total bt (every Banker pair)
     into both_draw, where the Player's third card x makes the Banker draw."""
     for x in (a, b):  # the Player's own classes: m_P[x] m_P[y] A + m_P[x] b[y]
         if banker_draws[bt, x]:
-            row = both_draw[(pt + x) % 10]
+            row = both_draw[_MOD10[pt + x]]
             row[a] += start_weight
             row[b] += start_weight
-            for y in range(VALUES):
-                row[y] += 2 * player_weight * pair_weight[y]
+            row += banker_moment
     for x in range(VALUES):  # b[x] m_P[y] and the Banker pair's own second moment
-        if banker_draws[bt, x] and pair_weight[x] != 0:
-            share = 2 * player_weight * pair_weight[x]
-            row = both_draw[(pt + x) % 10]
+        share = banker_moment[x]
+        if banker_draws[bt, x] and share != 0:
+            row = both_draw[_MOD10[pt + x]]
             row[a] += share
             row[b] += share
             row[x] += share
-            row[(bt - x) % 10] += share
+            row[_MINUS[bt, x]] += share
 
 
 @njit(cache=True)
-def _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, one_unused, two_unused,
-                 result_slot, out):
+def _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, someone_draws, one_unused,
+                 two_unused, result_slot, out):
     """From the per-totals sums to the counts of every final state."""
     final = np.zeros((2, 2, VALUES, VALUES), dtype=np.int64)  # [player drew, banker drew, pt, bt]
     for pt in range(VALUES):
@@ -217,26 +250,24 @@ def _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, one_u
             if starts == 0:
                 continue
             moments = moment[pt, bt]
-            natural = pt >= NATURAL_MIN or bt >= NATURAL_MIN
-            if natural or not (player_draws[pt] or banker_draws[bt, PLAYER_STOOD]):
+            third = c * starts - moments  # [x]: sum W (c[x] - m[x]), the starts a third card x follows
+            if not someone_draws[pt, bt]:
                 final[0, 0, pt, bt] += starts * two_unused
             elif not player_draws[pt]:
                 for y in range(VALUES):
-                    final[0, 1, pt, (bt + y) % 10] += (c[y] * starts - moments[y]) * one_unused
+                    final[0, 1, pt, _MOD10[bt + y]] += third[y] * one_unused
             else:
                 for x in range(VALUES):
-                    third = c[x] * starts - moments[x]  # sum W (c[x] - m[x])
                     if banker_draws[bt, x]:
-                        row = both_draw[bt, (pt + x) % 10]
-                        for y in range(VALUES):
-                            row[y] += c[x] * (c[y] * starts - moments[y]) - moments[x] * c[y]
-                        row[x] -= third
+                        row = both_draw[bt, _MOD10[pt + x]]
+                        row += c[x] * third - moments[x] * c
+                        row[x] -= third[x]
                     else:
-                        final[1, 0, (pt + x) % 10, bt] += third * one_unused
+                        final[1, 0, _MOD10[pt + x], bt] += third[x] * one_unused
     for bt in range(VALUES):
         for pt in range(VALUES):
             for y in range(VALUES):
-                final[1, 1, pt, (bt + y) % 10] += both_draw[bt, pt, y]
+                final[1, 1, pt, _MOD10[bt + y]] += both_draw[bt, pt, y]
     for drew_p in range(2):
         for drew_b in range(2):
             for pt in range(VALUES):
