@@ -101,7 +101,7 @@ def test_the_drawing_rules_are_data(draw, codes):
 
 
 @pytest.mark.parametrize("rows", [np.zeros((1, 51), dtype=int), np.array([[1] * 5 + [0] * 47]),
-                                  np.array([[-1] + [8] * 51])])
+                                  np.array([[-1] + [8] * 51]), np.array([[9] + [8] * 51])])
 def test_bad_compositions_are_refused_in_one_line(rows):
     with pytest.raises(BaccaratError, match="^compositions must|^every composition needs") as error:
         round_evs(load_rule_set("punto_banco"), rows)

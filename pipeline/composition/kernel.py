@@ -24,6 +24,7 @@ come from the 52 code counts in closed form.
 """
 
 from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -39,7 +40,7 @@ from pipeline.bets import (
     pair_index,
     states_of,
 )
-from pipeline.cards import ALL_CODES, CARDS_PER_DECK, CODE_VALUES, RANKS, VALUES, rank
+from pipeline.cards import ALL_CODES, CARDS_PER_DECK, CODE_VALUES, MAX_DECKS, RANKS, VALUES, rank
 from pipeline.errors import BaccaratError
 from pipeline.exact import DEAL
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, result_index
@@ -50,6 +51,7 @@ _HAND_SIZES = (2, 3)
 _RESULTS, _PAIRS = len(RESULT_STATES), len(PAIR_STATES)
 _CODE_VALUE = CODE_VALUES.astype(np.int64)
 _CODE_RANK = (rank(ALL_CODES) - 1).astype(np.int64)
+MOST_CARDS = MAX_DECKS * CARDS_PER_DECK  # 416: every count of ordered deals, and 100 times it, below 2**53
 _CENTS = float(CENTS)
 _HALF_BITS = 26
 _HALF, _LOW_HALF = float(1 << _HALF_BITS), (1 << _HALF_BITS) - 1
@@ -62,7 +64,7 @@ class EvTables:
     """Everything the kernel needs from a rule set, as arrays, built once per rule set."""
 
     bets: tuple[str, ...]
-    player_draws: np.ndarray  # bool[10]
+    player_draws: np.ndarray  # bool[10], a writable copy (the kernel is compiled for writable arrays)
     banker_draws: np.ndarray  # bool[10, 11]
     result_slot: np.ndarray  # int64[2, 2, 10, 10]: RESULT_STATES index of (player cards, banker cards, totals)
     pair_slot: np.ndarray  # int64[3, 3]: PAIR_STATES index of (player pair state, banker pair state)
@@ -89,7 +91,7 @@ class EvTables:
         states = np.array([NO_PAIR, PAIR, SUITED_PAIR])
         pair_slot = pair_index(states[:, None], states[None, :])
         basis = [RESULT_BASIS if BET_KINDS[kind].basis == "result" else PAIRS_BASIS for kind in bets]
-        return cls(bets, rule_set.draw.player_draws, rule_set.draw.banker_draws,
+        return cls(bets, np.array(rule_set.draw.player_draws), np.array(rule_set.draw.banker_draws),
                    np.ascontiguousarray(result_slot, dtype=np.int64), pair_slot.astype(np.int64),
                    np.array(basis, dtype=np.int8), net_class, net_cents)
 
@@ -116,8 +118,9 @@ def round_evs(rule_set: RuleSet, compositions: np.ndarray) -> np.ndarray:
     compositions = np.ascontiguousarray(compositions, dtype=np.int64)
     if compositions.ndim != 2 or compositions.shape[1] != CARDS_PER_DECK:
         raise BaccaratError(f"compositions must have shape (n, {CARDS_PER_DECK}), got {compositions.shape}")
-    if compositions.size and (compositions.min() < 0 or compositions.sum(axis=1).min() < DEAL):
-        raise BaccaratError(f"every composition needs non-negative counts and at least {DEAL} cards")
+    cards = compositions.sum(axis=1)
+    if compositions.size and (compositions.min() < 0 or cards.min() < DEAL or cards.max() > MOST_CARDS):
+        raise BaccaratError(f"every composition needs non-negative counts and {DEAL} to {MOST_CARDS} cards")
     return composition_evs(compositions, *tables_for(rule_set).kernel_arguments())
 
 
@@ -219,7 +222,7 @@ def _draw_stages(player_draws, banker_draws):
     return someone_draws, player_draws_first
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _second_moments(a, b, pt, bt, start_weight, banker_moment, banker_draws, both_draw):
     """Add C[x, y] of the starts with Player classes a, b and Banker total bt (every Banker pair)
     into both_draw, where the Player's third card x makes the Banker draw."""
