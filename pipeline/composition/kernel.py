@@ -167,15 +167,16 @@ def _net_cents(class_counts, cents):
 def _result_counts(c, player_draws, banker_draws, result_slot, out):
     """Ordered six-card deals ending in each of RESULT_STATES, from the counts c per value class."""
     cards = c.sum()
-    weight = np.zeros((VALUES, VALUES), dtype=np.int64)  # A[pt, bt]
-    moment = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)  # B[pt, bt, v]
-    # both hands draw: [bt, player final total, banker third card], the banker's final total
-    # being (bt + third card) % 10, so that every row is added as one contiguous vector
-    both_draw = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
     someone_draws, player_draws_first = _draw_stages(player_draws, banker_draws)
+    # Sums over the four-card starts of each pair of totals [pt, bt] of their weight W (A), of W
+    # times the Banker's and the Player's class multiplicities m_B and m_P (B = B_B + B_P), and,
+    # where both may draw, cross[pt, bt, y, x] = sum W m_P[y] (2 m_B[x] + m_P[x]).
+    weight = np.zeros((VALUES, VALUES), dtype=np.int64)
+    banker_moment = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
+    player_moment = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
+    cross = np.zeros((VALUES, VALUES, VALUES, VALUES), dtype=np.int64)
     rest = c.copy()
-    banker_pairs = np.empty(VALUES, dtype=np.int64)  # g(x, bt - x)
-    banker_moment = np.empty(VALUES, dtype=np.int64)  # how many Banker cards of class x, weighted
+    banker_pairs = np.empty(VALUES, dtype=np.int64)  # [x]: g(x, bt - x)
     for a in range(VALUES):
         if c[a] == 0:
             continue
@@ -196,17 +197,26 @@ def _result_counts(c, player_draws, banker_draws, result_slot, out):
                 weight[pt, bt] += start_weight
                 if start_weight == 0 or not someone_draws[pt, bt]:
                     continue
+                player_moment[pt, bt, a] += start_weight
+                player_moment[pt, bt, b] += start_weight
+                banker_row = banker_moment[pt, bt]
+                if not player_draws_first[pt, bt]:
+                    for x in range(VALUES):
+                        banker_row[x] += 2 * player_weight * banker_pairs[x]
+                    continue
+                cross_a, cross_b = cross[pt, bt, a], cross[pt, bt, b]
                 for x in range(VALUES):
-                    banker_moment[x] = 2 * player_weight * banker_pairs[x]
-                row = moment[pt, bt]
-                row += banker_moment
-                row[a] += start_weight
-                row[b] += start_weight
-                if player_draws_first[pt, bt]:
-                    _second_moments(a, b, pt, bt, start_weight, banker_moment, banker_draws, both_draw[bt])
+                    share = 2 * player_weight * banker_pairs[x]  # sum over the Banker pairs of W m_B[x]
+                    banker_row[x] += share
+                    cross_a[x] += 2 * share
+                    cross_b[x] += 2 * share
+                cross_a[a] += start_weight
+                cross_a[b] += start_weight
+                cross_b[a] += start_weight
+                cross_b[b] += start_weight
             rest[b] += 1
         rest[a] += 1
-    _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, someone_draws,
+    _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, banker_draws, someone_draws,
                  cards - 5, (cards - 4) * (cards - 5), result_slot, out)
 
 
@@ -222,37 +232,24 @@ def _draw_stages(player_draws, banker_draws):
     return someone_draws, player_draws_first
 
 
-@njit(cache=True, inline="always")
-def _second_moments(a, b, pt, bt, start_weight, banker_moment, banker_draws, both_draw):
-    """Add C[x, y] of the starts with Player classes a, b and Banker total bt (every Banker pair)
-    into both_draw, where the Player's third card x makes the Banker draw."""
-    for x in (a, b):  # the Player's own classes: m_P[x] m_P[y] A + m_P[x] b[y]
-        if banker_draws[bt, x]:
-            row = both_draw[_MOD10[pt + x]]
-            row[a] += start_weight
-            row[b] += start_weight
-            row += banker_moment
-    for x in range(VALUES):  # b[x] m_P[y] and the Banker pair's own second moment
-        share = banker_moment[x]
-        if banker_draws[bt, x] and share != 0:
-            row = both_draw[_MOD10[pt + x]]
-            row[a] += share
-            row[b] += share
-            row[x] += share
-            row[_MINUS[bt, x]] += share
-
-
 @njit(cache=True)
-def _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, someone_draws, one_unused,
-                 two_unused, result_slot, out):
-    """From the per-totals sums to the counts of every final state."""
+def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, banker_draws, someone_draws,
+                 one_unused, two_unused, result_slot, out):
+    """From the per-totals sums to the counts of every final state.
+
+    Where both hands draw, C[x, y] = sum W m[x] m[y] is (cross[y, x] + cross[x, y]) / 2 plus the
+    Banker pair's own part, B_B[x] at y = x and at y = bt - x.
+    """
     final = np.zeros((2, 2, VALUES, VALUES), dtype=np.int64)  # [player drew, banker drew, pt, bt]
+    # both hands draw: [bt, player final total, banker third card], the banker's final total
+    # being (bt + third card) % 10, so that every row is added as one contiguous vector
+    both_draw = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
     for pt in range(VALUES):
         for bt in range(VALUES):
             starts = weight[pt, bt]
             if starts == 0:
                 continue
-            moments = moment[pt, bt]
+            moments = banker_moment[pt, bt] + player_moment[pt, bt]
             third = c * starts - moments  # [x]: sum W (c[x] - m[x]), the starts a third card x follows
             if not someone_draws[pt, bt]:
                 final[0, 0, pt, bt] += starts * two_unused
@@ -260,11 +257,14 @@ def _third_cards(c, weight, moment, both_draw, player_draws, banker_draws, someo
                 for y in range(VALUES):
                     final[0, 1, pt, _MOD10[bt + y]] += third[y] * one_unused
             else:
+                crossed = cross[pt, bt]
                 for x in range(VALUES):
                     if banker_draws[bt, x]:
                         row = both_draw[bt, _MOD10[pt + x]]
-                        row += c[x] * third - moments[x] * c
-                        row[x] -= third[x]
+                        for y in range(VALUES):
+                            row[y] += c[x] * third[y] - moments[x] * c[y] + (crossed[y, x] + crossed[x, y]) // 2
+                        row[x] += banker_moment[pt, bt, x] - third[x]
+                        row[_MINUS[bt, x]] += banker_moment[pt, bt, x]
                     else:
                         final[1, 0, _MOD10[pt + x], bt] += third[x] * one_unused
     for bt in range(VALUES):
