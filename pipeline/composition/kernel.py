@@ -168,6 +168,10 @@ def _result_counts(c, player_draws, banker_draws, result_slot, out):
     """Ordered six-card deals ending in each of RESULT_STATES, from the counts c per value class."""
     cards = c.sum()
     someone_draws, player_draws_first = _draw_stages(player_draws, banker_draws)
+    # The starts of totals (pt, bt) and (bt, pt) are the same cards dealt to the other hand: only
+    # the sums with pt <= bt are taken, for both cells.
+    moments_needed = someone_draws | someone_draws.T
+    cross_needed = player_draws_first | player_draws_first.T
     # Sums over the four-card starts of each pair of totals [pt, bt] of their weight W (A), of W
     # times the Banker's and the Player's class multiplicities m_B and m_P (B = B_B + B_P), and,
     # where both may draw, cross[pt, bt, y, x] = sum W m_P[y] (2 m_B[x] + m_P[x]).
@@ -187,7 +191,7 @@ def _result_counts(c, player_draws, banker_draws, result_slot, out):
             player_weight = c[a] * rest[b] * (1 if a == b else 2)
             rest[b] -= 1
             pt = _MOD10[a + b]
-            for bt in range(VALUES):
+            for bt in range(pt, VALUES):
                 banker_ways = 0
                 for x in range(VALUES):
                     z = _MINUS[bt, x]
@@ -195,12 +199,12 @@ def _result_counts(c, player_draws, banker_draws, result_slot, out):
                     banker_ways += banker_pairs[x]
                 start_weight = player_weight * banker_ways
                 weight[pt, bt] += start_weight
-                if start_weight == 0 or not someone_draws[pt, bt]:
+                if start_weight == 0 or not moments_needed[pt, bt]:
                     continue
                 player_moment[pt, bt, a] += start_weight
                 player_moment[pt, bt, b] += start_weight
                 banker_row = banker_moment[pt, bt]
-                if not player_draws_first[pt, bt]:
+                if not cross_needed[pt, bt]:
                     for x in range(VALUES):
                         banker_row[x] += 2 * player_weight * banker_pairs[x]
                     continue
@@ -238,7 +242,8 @@ def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, b
     """From the per-totals sums to the counts of every final state.
 
     Where both hands draw, C[x, y] = sum W m[x] m[y] is (cross[y, x] + cross[x, y]) / 2 plus the
-    Banker pair's own part, B_B[x] at y = x and at y = bt - x.
+    Banker pair's own part, B_B[x] at y = x and at y = bt - x. The sums of cell (pt, bt) serve
+    (bt, pt) too: A, B and C count the same four cards, whichever hand holds them.
     """
     final = np.zeros((2, 2, VALUES, VALUES), dtype=np.int64)  # [player drew, banker drew, pt, bt]
     # both hands draw: [bt, player final total, banker third card], the banker's final total
@@ -246,10 +251,11 @@ def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, b
     both_draw = np.zeros((VALUES, VALUES, VALUES), dtype=np.int64)
     for pt in range(VALUES):
         for bt in range(VALUES):
-            starts = weight[pt, bt]
+            low, high = min(pt, bt), max(pt, bt)  # the cell whose sums were taken
+            starts = weight[low, high]
             if starts == 0:
                 continue
-            moments = banker_moment[pt, bt] + player_moment[pt, bt]
+            moments = banker_moment[low, high] + player_moment[low, high]
             third = c * starts - moments  # [x]: sum W (c[x] - m[x]), the starts a third card x follows
             if not someone_draws[pt, bt]:
                 final[0, 0, pt, bt] += starts * two_unused
@@ -257,14 +263,15 @@ def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, b
                 for y in range(VALUES):
                     final[0, 1, pt, _MOD10[bt + y]] += third[y] * one_unused
             else:
-                crossed = cross[pt, bt]
+                crossed = cross[low, high]
+                banker_own = banker_moment[low, high]  # the classes of the hand with total `high`
                 for x in range(VALUES):
                     if banker_draws[bt, x]:
                         row = both_draw[bt, _MOD10[pt + x]]
                         for y in range(VALUES):
                             row[y] += c[x] * third[y] - moments[x] * c[y] + (crossed[y, x] + crossed[x, y]) // 2
-                        row[x] += banker_moment[pt, bt, x] - third[x]
-                        row[_MINUS[bt, x]] += banker_moment[pt, bt, x]
+                        row[x] += banker_own[x] - third[x]
+                        row[_MINUS[high, x]] += banker_own[x]
                     else:
                         final[1, 0, _MOD10[pt + x], bt] += third[x] * one_unused
     for bt in range(VALUES):
