@@ -6,19 +6,21 @@ drawing rules and the net of every bet in every state arrive as lookup tables
 built from conf/ by pipeline.rules and pipeline.bets. Every count is an int64;
 each EV is one division at the end.
 
-The algebra that makes it fast:
-- symmetry: the Player's two cards are enumerated as an unordered pair of value
-  classes (55 instead of 100), counted twice when they differ;
-- the Banker's two cards in closed form: for a Player pair leaving counts c', the
-  ordered Banker pairs of total t weigh g(x, t - x) = c'[x] (c'[t - x] - [x = t - x]),
-  summed over x; their moments (how many of the four cards are of class v, and
-  of classes v and u) are sums of the same g;
-- the third-card stage hoisted out of the enumeration: with A, B[v] and C[v, u]
-  the sums, over the four-card starts of a pair of totals, of their weight and
-  its first and second moments in the class multiplicities m, the starts followed
-  by third cards x, y weigh sum W (c[x] - m[x]) (c[y] - m[y] - [x = y])
+The algebra that makes it fast (all of it exact; tests/test_composition_kernel.py checks it
+against pipeline.exact):
+- the third-card stage hoisted out of the enumeration of the four-card starts: with A, B[v]
+  and C[v, u] the sums, over the starts of a pair of two-card totals, of their weight W and of
+  W m[v] and W m[v] m[u] (m: how many of the four cards are of value class v), the starts
+  followed by third cards x, y weigh sum W (c[x] - m[x]) (c[y] - m[y] - [x = y])
   = c[x] c[y] A - c[x] B[y] - c[y] B[x] + C[x, y] - [x = y] (c[x] A - B[x]),
-  so the third cards are drawn once per pair of totals, not once per start.
+  so the third cards are dealt once per pair of totals, not once per start;
+- the Player's two cards as an unordered pair of classes (55 instead of 100), counted twice
+  when they differ;
+- the Banker's two cards in closed form: for a Player pair leaving counts c', the ordered
+  Banker pairs of total t weigh g(x, t - x) = c'[x] (c'[t - x] - [x = t - x]), summed over x,
+  and their own moments are sums of the same g, so the starts are 55 x 10 sums, not 10^4;
+- the two hands exchanged: the starts of totals (pt, bt) and (bt, pt) are the same cards in
+  the other hands, so A, B and C are taken for pt <= bt only.
 Pair bets need suits (a suited pair is the same code twice): their nine states
 come from the 52 code counts in closed form.
 """
@@ -220,8 +222,26 @@ def _result_counts(c, player_draws, banker_draws, result_slot, out):
                 cross_b[b] += start_weight
             rest[b] += 1
         rest[a] += 1
-    _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, banker_draws, someone_draws,
+    _second_moments(cross, banker_moment, cross_needed)
+    _third_cards(c, weight, banker_moment + player_moment, cross, player_draws, banker_draws, someone_draws,
                  cards - 5, (cards - 4) * (cards - 5), result_slot, out)
+
+
+@njit(cache=True)
+def _second_moments(cross, banker_moment, cross_needed):
+    """Turn cross[pt, bt] into C[x, y] = sum W m[x] m[y] = (cross[y, x] + cross[x, y]) / 2 plus
+    the Banker pair's own part, B_B[x] at y = x and at y = bt - x, in place."""
+    for pt in range(VALUES):
+        for bt in range(pt, VALUES):
+            if not cross_needed[pt, bt]:
+                continue
+            moments = cross[pt, bt]
+            for x in range(VALUES):
+                for y in range(x + 1, VALUES):
+                    moments[x, y] = moments[y, x] = (moments[x, y] + moments[y, x]) >> 1
+            for x in range(VALUES):
+                moments[x, x] += banker_moment[pt, bt, x]
+                moments[x, _MINUS[bt, x]] += banker_moment[pt, bt, x]
 
 
 @njit(cache=True)
@@ -237,14 +257,10 @@ def _draw_stages(player_draws, banker_draws):
 
 
 @njit(cache=True)
-def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, banker_draws, someone_draws,
+def _third_cards(c, weight, moment, second_moment, player_draws, banker_draws, someone_draws,
                  one_unused, two_unused, result_slot, out):
-    """From the per-totals sums to the counts of every final state.
-
-    Where both hands draw, C[x, y] = sum W m[x] m[y] is (cross[y, x] + cross[x, y]) / 2 plus the
-    Banker pair's own part, B_B[x] at y = x and at y = bt - x. The sums of cell (pt, bt) serve
-    (bt, pt) too: A, B and C count the same four cards, whichever hand holds them.
-    """
+    """From the per-totals sums A, B and C to the counts of every final state. The sums of cell
+    (pt, bt) serve (bt, pt) too: they count the same four cards, whichever hand holds them."""
     final = np.zeros((2, 2, VALUES, VALUES), dtype=np.int64)  # [player drew, banker drew, pt, bt]
     # both hands draw: [bt, player final total, banker third card], the banker's final total
     # being (bt + third card) % 10, so that every row is added as one contiguous vector
@@ -255,7 +271,7 @@ def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, b
             starts = weight[low, high]
             if starts == 0:
                 continue
-            moments = banker_moment[low, high] + player_moment[low, high]
+            moments = moment[low, high]
             third = c * starts - moments  # [x]: sum W (c[x] - m[x]), the starts a third card x follows
             if not someone_draws[pt, bt]:
                 final[0, 0, pt, bt] += starts * two_unused
@@ -263,15 +279,13 @@ def _third_cards(c, weight, banker_moment, player_moment, cross, player_draws, b
                 for y in range(VALUES):
                     final[0, 1, pt, _MOD10[bt + y]] += third[y] * one_unused
             else:
-                crossed = cross[low, high]
-                banker_own = banker_moment[low, high]  # the classes of the hand with total `high`
                 for x in range(VALUES):
                     if banker_draws[bt, x]:
                         row = both_draw[bt, _MOD10[pt + x]]
+                        second = second_moment[low, high, x]
                         for y in range(VALUES):
-                            row[y] += c[x] * third[y] - moments[x] * c[y] + (crossed[y, x] + crossed[x, y]) // 2
-                        row[x] += banker_own[x] - third[x]
-                        row[_MINUS[high, x]] += banker_own[x]
+                            row[y] += c[x] * third[y] - moments[x] * c[y] + second[y]
+                        row[x] -= third[x]
                     else:
                         final[1, 0, _MOD10[pt + x], bt] += third[x] * one_unused
     for bt in range(VALUES):
