@@ -36,7 +36,7 @@ from pipeline.tables import RuleSet, load_rule_set
 BENCH_DIR = Path(__file__).resolve().parents[2] / "shared" / "bench"
 TARGET = 1.0
 SHOE_DECKS, MOST_REMOVED = 8, 400
-CHECKED = 3  # compositions whose EVs the C program's `eval` prints, compared with the kernel's
+CHECKED = 20  # compositions whose EVs the C program's `eval` prints, compared with the kernel's
 # The C program's bets, with its payouts, as the names of the kernel's columns.
 C_BETS = {"ev_player": "player", "ev_banker": "banker", "ev_tie": "tie", "ev_dragon7": "dragon_7",
           "ev_panda8": "panda_8", "ev_super6": "super_six", "ev_player_pair": "player_pair",
