@@ -42,6 +42,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Click's plain help: flags read as flags (rich panels give them a <bool> type) and option names
+    # wrap rather than being cut short on a narrow terminal.
+    rich_markup_mode=None,
     help="Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports.",
 )
 
