@@ -152,7 +152,7 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     """Deal and write every range as a Spark task, then commit; returns the run's record.
 
     on_progress(shoes_done, rounds_done) is called on the driver about ten times a second; the counts
-    come from the tasks after each batch (see progress), and from whole tasks when that channel is closed.
+    come from the tasks after each batch (see progress), and from whole tasks where no datagram gets through.
     """
     started = datetime.now(UTC)
     ranges = plan.ranges()

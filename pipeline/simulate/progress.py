@@ -80,7 +80,10 @@ class Listener(_Endpoint):
 
     @classmethod
     def for_spark(cls, context, range_sizes: list[int]) -> "Listener":
-        """Listening where the executors already reach the driver."""
+        """Listening where the executors reach the driver: on the loopback in local mode (the tasks run
+        on this machine), else at the driver's address."""
+        if context.master.startswith("local"):
+            return cls(range_sizes, "127.0.0.1")
         conf = context.getConf()
         return cls(range_sizes, conf.get("spark.driver.host", "127.0.0.1"), conf.get("spark.driver.bindAddress", None))
 
