@@ -6,11 +6,14 @@ import re
 import shutil
 import socket
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -22,7 +25,14 @@ from pipeline.exact import Odds, exact_odds
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import drop_marts, open_warehouse, publish_warehouse, read_query, write_marts
+from pipeline.marts.publish import (
+    drop_marts,
+    error_with_hint,
+    open_warehouse,
+    publish_warehouse,
+    read_query,
+    write_marts,
+)
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.storage import MIN_RETENTION_HOURS, Store
@@ -32,6 +42,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Click's plain help: flags read as flags (rich panels give them a <bool> type) and option names
+    # wrap rather than being cut short on a narrow terminal.
+    rich_markup_mode=None,
     help="Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports.",
 )
 
@@ -386,41 +399,119 @@ def sql(
     """Query the warehouse (read-only): one query, or a prompt reading statements ending in ';'."""
     with open_warehouse(warehouse or out.warehouse_path()) as con:
         if query is not None:
-            if (result := read_query(con, query)) is not None:
-                result.show(max_width=200, max_rows=200)
+            _interruptible(con, lambda: _show_query(con, query))
             return 0
         return _shell(con)
 
 
+def _show_query(con, sql: str) -> None:
+    if (result := read_query(con, sql)) is not None:
+        try:
+            result.show(max_width=200, max_rows=200)  # a query runs here, and may fail here
+        except duckdb.Error as error:
+            raise BaccaratError(error_with_hint(error)) from None
+
+
+def _interruptible(con, work: Callable[[], None]) -> None:
+    """work() in a thread, so that Ctrl-C, which Python delivers to the main thread, can interrupt
+    DuckDB's query (DuckDB does not reliably see it itself); KeyboardInterrupt once the query stopped."""
+    outcome: dict = {}
+
+    def run():
+        try:
+            work()
+        except BaseException as error:  # re-raised on the main thread below
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    interrupted = False
+    while worker.is_alive():
+        try:
+            worker.join(0.1)
+        except KeyboardInterrupt:
+            interrupted = True
+            con.interrupt()
+    if interrupted:
+        raise KeyboardInterrupt
+    if "error" in outcome:
+        raise outcome["error"]
+
+
+LEAVE = (".quit", ".exit", "\\q")  # anywhere; "exit" and "quit" only where a statement would start
+TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
+
+
 def _shell(con) -> int:
     """Statements ending in ';' from stdin; a prompt on a terminal, none in a pipe. Exit status 1 if
-    a statement failed in a pipe (a script), 0 otherwise; .quit or end of input leaves."""
+    a statement failed in a pipe (a script), 0 otherwise; .quit, \\q, exit or end of input leaves.
+    On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
     interactive = sys.stdin.isatty()
     if interactive:
-        print("warehouse.duckdb (read-only): tables " + ", ".join(
-            name for (name,) in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall())
-            + ". End statements with ';', leave with .quit")
+        import readline  # noqa: F401  (input() gets line editing and this session's history; no file)
+
+        print("warehouse.duckdb (read-only): tables " + ", ".join(name for (name,) in con.execute(TABLES).fetchall())
+              + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit")
     failed, lines = False, []
     while True:
         try:
             line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
         except EOFError:
             break
+        except KeyboardInterrupt:
+            if not interactive:
+                raise
+            print()  # the line typed so far goes, and the statement it continued
+            lines = []
+            continue
         if not interactive and not line:
             break
-        if line.strip() in (".quit", ".exit"):
+        command = line.strip().removesuffix(";").strip()
+        if command in LEAVE or (not lines and command in ("exit", "quit")):
             break
+        if not lines and command.startswith("."):
+            failed |= not _dot_command(con, command)
+            continue
         lines.append(line.rstrip("\n"))
         statement = "\n".join(lines).strip()
         if statement.endswith(";"):
             lines = []
-            try:
-                if (result := read_query(con, statement)) is not None:
-                    result.show(max_width=200, max_rows=200)
-            except BaccaratError as error:
-                print(f"error: {error}", file=sys.stderr)
-                failed = True
+            failed |= not _run_statement(con, statement, interactive)
     return int(failed and not interactive)
+
+
+def _run_statement(con, statement: str, interactive: bool) -> bool:
+    """False if the statement failed; Ctrl-C at the prompt stops it and the prompt goes on."""
+    try:
+        _interruptible(con, lambda: _show_query(con, statement))
+    except BaccaratError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    except KeyboardInterrupt:
+        if not interactive:
+            raise
+        print("interrupted", file=sys.stderr)
+    return True
+
+
+def _dot_command(con, command: str) -> bool:
+    """.tables or .schema [TABLE]; False (with a message) for anything else."""
+    name, *arguments = command.split()
+    if name == ".tables" and not arguments:
+        for (table,) in con.execute(TABLES).fetchall():
+            print(table)
+        return True
+    if name == ".schema" and len(arguments) <= 1:
+        columns = con.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                          "WHERE table_name = coalesce($name, table_name) ORDER BY table_name, ordinal_position",
+                          params={"name": arguments[0] if arguments else None})
+        if not columns.limit(1).fetchall():
+            print(f"error: no table {arguments[0]!r} (.tables lists them)", file=sys.stderr)
+            return False
+        columns.show(max_width=200, max_rows=100_000)
+        return True
+    print(f"error: unknown command {command!r}: .tables, .schema [TABLE] or .quit", file=sys.stderr)
+    return False
 
 
 @app.command()

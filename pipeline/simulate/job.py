@@ -27,6 +27,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
+from pipeline.simulate import progress
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
@@ -38,6 +39,7 @@ MAX_SEED = 2**64 - 1
 # driver's memory stays bounded (it holds one range a task).
 MAX_SHOES = 10**10
 MAX_PARTITIONS = 1_000_000
+REPORT_SECONDS = 0.1
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
 
 
@@ -87,8 +89,9 @@ def _task_attempt() -> int:
     return context.attemptNumber() if context is not None else 0
 
 
-def write_range(plan: Plan, first: int, last: int) -> dict:
-    """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task."""
+def write_range(plan: Plan, first: int, last: int, report_batch: Callable[[int, int], None] | None = None) -> dict:
+    """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task.
+    report_batch(shoes, rounds), if given, hears the range's counts so far after each batch written."""
     dealer = Dealer.of(plan.rule_set)
     name = part_name(first, last, plan.content_key())
     outcomes = {"B": 0, "P": 0, "T": 0}
@@ -112,6 +115,8 @@ def write_range(plan: Plan, first: int, last: int) -> dict:
                 counts = tables["rounds"].column("outcome").combine_chunks().value_counts()
                 for entry in counts.to_pylist():
                     outcomes[entry["values"]] += entry["counts"]
+                if report_batch is not None:
+                    report_batch(min(start + SHOES_PER_BATCH, last) - first, rows["rounds"])
         finally:
             # After a failure (a full disk fails the close too), release the files without masking the error.
             for writer in writers.values():
@@ -146,22 +151,33 @@ def prepare(plan: Plan, overwrite: bool) -> dict | None:
 def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Deal and write every range as a Spark task, then commit; returns the run's record.
 
-    on_progress(shoes_done, rounds_done) is called on the driver about twice a second.
+    on_progress(shoes_done, rounds_done) is called on the driver about ten times a second; the counts
+    come from the tasks after each batch (see progress), and from whole tasks where no datagram gets through.
     """
     started = datetime.now(UTC)
     ranges = plan.ranges()
     context = spark.sparkContext
     shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
+    listener = progress.Listener.for_spark(context, [last - first for first, last in ranges])
+    address = listener.address
 
-    def task(shoe_range):
-        result = write_range(plan, *shoe_range)
-        shoes_done.add(shoe_range[1] - shoe_range[0])
+    def task(indexed_range):
+        index, (first, last) = indexed_range
+        with progress.TaskProgress(address, index) as report_batch:
+            result = write_range(plan, first, last, report_batch)
+        shoes_done.add(last - first)
         rounds_done.add(sum(result["outcomes"].values()))
         return result
 
-    tasks = context.parallelize(ranges, len(ranges)).map(task)
+    def report():
+        listener.drain()
+        if on_progress is not None:
+            on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
+
+    tasks = context.parallelize(list(enumerate(ranges)), len(ranges)).map(task)
     try:
-        results = _collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
+        with listener:
+            results = _collect_reporting(tasks, report)
     except Exception as error:
         message = _os_error_message(str(error))
         if message is None:
@@ -229,7 +245,7 @@ def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
     worker = threading.Thread(target=collect, daemon=True)
     worker.start()
     while worker.is_alive():
-        worker.join(0.5)
+        worker.join(REPORT_SECONDS)
         report()
     if "error" in outcome:
         raise outcome["error"]
