@@ -230,7 +230,7 @@ def simulate(
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
-    rule_set = load_rule_set(rules)
+    rule_set = job.simulable(load_rule_set(rules))
     warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
