@@ -228,7 +228,7 @@ def solve_rules(rule_set: RuleSet, decks: int | str, banker_sees: str, commissio
         raise BaccaratError(f"rule set {rule_set.name!r} fixes every drawing decision: there is nothing to solve")
     if banker_sees not in SEES:
         raise BaccaratError(f"the Banker sees his total or his cards, not {banker_sees!r}")
-    return solve(count_deals(decks, rule_set.draw), rule_set.draw, banker_sees, check_commission(commission))
+    return solve(count_deals(rule_set.draw, decks), rule_set.draw, banker_sees, check_commission(commission))
 
 
 def equilibrium_document(rules: str, decks: int | str, banker_sees: str, commission: Fraction,

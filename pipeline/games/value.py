@@ -44,28 +44,23 @@ class DealCounts:
     """Ordered six-card deals, by winner, ending on a natural or passing through each cell.
     Only cells with a <= b are filled: the Banker's two cards in either order are one hand."""
 
-    decks: int | str
     total: int
     natural: tuple[int, int]  # (Player wins, Banker wins) among naturals
     cells: np.ndarray  # object[CELLS_SHAPE] of ints
 
 
-def shoe_values(decks: int | str) -> tuple[list[int], bool]:
-    """Cards per value 0..9, and whether they are dealt with replacement."""
-    if decks == INFINITE:
-        return INFINITE_DECK, True
-    return value_counts(code_counts(decks)), False
-
-
-def count_deals(decks: int | str, draw: DrawRules, held: list[int] | None = None) -> DealCounts:
-    """Every deal of the shoe of `decks` decks (or of the value composition `held`), counted."""
-    values, replacement = (held, False) if held is not None else shoe_values(decks)
-    values = list(values)
-    if len(values) != VALUES or min(values) < 0 or (not replacement and sum(values) < DEAL):
+def count_deals(draw: DrawRules, shoe: int | str | list[int]) -> DealCounts:
+    """Every deal counted, from a shoe of `shoe` decks, the INFINITE deck, or a composition
+    (cards per value 0..9, dealt without replacement)."""
+    if shoe == INFINITE:
+        held, replacement = INFINITE_DECK, True
+    else:
+        held, replacement = (value_counts(code_counts(shoe)) if isinstance(shoe, int) else shoe), False
+    if len(held) != VALUES or min(held) < 0 or (not replacement and sum(held) < DEAL):
         raise BaccaratError("a shoe needs 10 non-negative counts per value and at least six cards")
-    counter = _Counter(values, replacement, draw)
+    counter = _Counter(list(held), replacement, draw)
     counter.count()
-    return DealCounts(decks, counter.ways_left(0), tuple(counter.natural), counter.array())
+    return DealCounts(counter.ways_left(0), tuple(counter.natural), counter.array())
 
 
 class _Counter:
@@ -158,10 +153,10 @@ class Value:
 
 def _integers(probabilities: np.ndarray) -> tuple[np.ndarray, int]:
     """Probabilities as integer numerators over one common denominator."""
-    fractions = [Fraction(p) for p in probabilities.flat]
-    denominator = lcm(*(p.denominator for p in fractions))
-    numerators = np.array([int(p * denominator) for p in fractions], dtype=object)
-    return numerators.reshape(probabilities.shape), denominator
+    flat = probabilities.ravel().tolist()  # Fractions or ints: both have numerator and denominator
+    denominator = lcm(*{p.denominator for p in flat})
+    numerators = [p.numerator * (denominator // p.denominator) for p in flat]
+    return np.array(numerators, dtype=object).reshape(probabilities.shape), denominator
 
 
 def _weights(probabilities: np.ndarray) -> tuple[np.ndarray, int]:
@@ -213,7 +208,7 @@ def pair_value(rule_set: RuleSet, decks: int | str, player: Strategy, banker: St
     draw = rule_set.draw
     player.check_fits(rule_set, PLAYER)
     banker.check_fits(rule_set, BANKER)
-    return strategy_value(count_deals(decks, draw), player_draw_probabilities(draw, player),
+    return strategy_value(count_deals(draw, decks), player_draw_probabilities(draw, player),
                           banker_draw_probabilities(draw, banker), rule_set.commission)
 
 
