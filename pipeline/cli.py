@@ -20,8 +20,8 @@ from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
-from pipeline.games.solve import commission_of, equilibrium_document, solve_rules
-from pipeline.games.strategies import load_strategy
+from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
+from pipeline.games.strategies import load_strategy, write_strategies as write_strategy_files
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
@@ -168,6 +168,8 @@ def solve(
     commission: Annotated[str | None, typer.Option(
         help="The house's share of a Banker win, 0 to 0.1; default the rule set's. 0 makes the game zero-sum.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    write_strategies: Annotated[Path | None, typer.Option(
+        metavar="FOLDER", help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
 ) -> None:
     """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
     is the only one)."""
@@ -175,6 +177,10 @@ def solve(
     commission = rule_set.commission if commission is None else commission_of(commission)
     equilibrium = solve_rules(rule_set, decks, banker_sees.value, commission)
     document = equilibrium_document(rule_set.name, decks, banker_sees.value, commission, equilibrium)
+    if write_strategies is not None:
+        strategies = equilibrium_strategies(rule_set, decks, banker_sees.value, commission, equilibrium)
+        for path, written in write_strategy_files(strategies, write_strategies):
+            print(f"{'wrote' if written else 'already there:'} {path}", file=sys.stderr)
     if as_json:
         print(json.dumps(document))
         return

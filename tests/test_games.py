@@ -388,3 +388,37 @@ def test_simulating_a_game_with_options_is_refused_before_anything_is_written(cl
                          "--out", tmp_path / "data")
     assert status == 2 and err.count("\n") == 1 and "simulating the players' decisions is not built yet" in err
     assert not (tmp_path / "data").exists()
+
+
+SHIPPED_EQUILIBRIA = [("chemin_de_fer_parlor", "infinite", "total"), ("chemin_de_fer_parlor", "6", "total"),
+                      ("chemin_de_fer_parlor", "6", "cards"), ("chemin_de_fer", "6", "total"),
+                      ("chemin_de_fer", "6", "cards")]
+
+
+@pytest.mark.parametrize(("rules", "decks", "sees"), SHIPPED_EQUILIBRIA)
+def test_the_shipped_equilibrium_strategies_are_what_solve_writes(cli, tmp_path, rules, decks, sees):
+    status, out, err = cli("solve", "--rules", rules, "--decks", decks, "--banker-sees", sees, "--json",
+                           "--write-strategies", tmp_path)
+    assert status == 0 and err.count("wrote ") + err.count("already there: ") == 2
+    model = f"{rules}_equilibrium_{decks}{'' if decks == INFINITE else '_decks'}_{sees}"
+    for side in ("player", "banker"):
+        assert load_strategy(str(tmp_path / f"{model}_{side}.yaml")) == load_strategy(f"{model}_{side}")
+    status, odds, _ = cli("odds", "--rules", rules, "--decks", decks, "--player-strategy", f"{model}_player",
+                          "--banker-strategy", f"{model}_banker", "--json")
+    assert status == 0 and json.loads(odds)["value"] == json.loads(out)["value"]
+
+
+def test_writing_strategies_keeps_a_different_file_already_there(cli, tmp_path):
+    args = ("solve", "--rules", "chemin_de_fer_parlor", "--decks", "infinite", "--write-strategies", tmp_path)
+    assert cli(*args)[0] == 0
+    status, _, err = cli(*args)
+    assert status == 0 and err.count("already there: ") == 2  # the same strategies again: nothing to do
+    banker = tmp_path / "chemin_de_fer_parlor_equilibrium_infinite_total_banker.yaml"
+    changed = banker.read_text().replace("859/2288", "1/2")
+    banker.write_text(changed)
+    status, out, err = cli(*args)
+    assert status == 2 and err.count("\n") == 1 and "exists and holds another strategy" in err
+    assert banker.read_text() == changed
+    player = tmp_path / "chemin_de_fer_parlor_equilibrium_infinite_total_player.yaml"
+    player.unlink()
+    assert cli(*args)[0] == 2 and not player.exists()  # nothing is written when one file is in the way

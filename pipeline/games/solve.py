@@ -24,15 +24,19 @@ import numpy as np
 from pipeline.cards import VALUES
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
+    BANKER,
     FOLLOWED_TABLE,
     HAND_TOTALS,
+    PLAYER,
     Cell,
+    Strategy,
     banker_draw_probabilities,
     player_draw_probabilities,
 )
 from pipeline.games.value import (
     BANKER_WINS,
     DRAW,
+    INFINITE,
     PLAYER_WINS,
     STAND,
     DealCounts,
@@ -245,3 +249,20 @@ def equilibrium_document(rules: str, decks: int | str, banker_sees: str, commiss
         "banker": banker,
         "unique": equilibrium.unique,
     }
+
+
+def equilibrium_strategies(rule_set: RuleSet, decks: int | str, banker_sees: str, commission: Fraction,
+                           equilibrium: Equilibrium) -> list[Strategy]:
+    """The equilibrium as strategy data, named after its model: the Player's, then the Banker's."""
+    model = f"{rule_set.name}_equilibrium_{decks}{'' if decks == INFINITE else '_decks'}_{banker_sees}"
+    if commission != rule_set.commission:
+        model += f"_commission_{str(commission).replace('/', '_')}"
+    shoe = "an infinite deck" if decks == INFINITE else f"{decks} decks"
+    about = (f"an equilibrium of {rule_set.name} ({shoe}, the Banker sees his {banker_sees}, commission "
+             f"{commission}), from `baccarat solve`; {'unique' if equilibrium.unique else 'not the only one'}")
+    p = equilibrium.player_draw[equilibrium.option_total]
+    common = {"description": about, "game": rule_set.draw_rules, "otherwise": "punto_banco"}
+    return [
+        Strategy(name=f"{model}_player", side=PLAYER, cells=[Cell(total=equilibrium.option_total, draw=p)], **common),
+        Strategy(name=f"{model}_banker", side=BANKER, banker_sees=banker_sees, cells=equilibrium.banker, **common),
+    ]

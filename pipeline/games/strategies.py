@@ -10,10 +10,14 @@ cell of its table, fixed cells included, as arrays of Fractions: what the exact 
 the solver and the simulator read.
 """
 
+import os
+import tempfile
 from fractions import Fraction
+from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, ValidationError, model_validator
 
 from pipeline.cards import VALUES
@@ -141,6 +145,43 @@ def load_strategy(name_or_path: str) -> Strategy:
     """A shipped strategy by name, or a YAML file by path."""
     what = f"strategy {name_or_path!r}"
     return validated_strategy(read_yaml(locate("strategies", name_or_path, "strategy"), what), what)
+
+
+def strategy_document(strategy: Strategy) -> dict:
+    """A strategy as the YAML it loads from: a player cell gives his total only."""
+    document = strategy.model_dump(mode="json", exclude={"cells"}, exclude_none=True)
+    keys = ("total", "draw") if strategy.side == PLAYER else ("total", "cards", "player_third", "draw")
+    document["cells"] = [{key: cell[key] for key in keys} for cell in strategy.model_dump(mode="json")["cells"]]
+    return document
+
+
+def write_strategies(strategies: list[Strategy], folder: Path) -> list[tuple[Path, bool]]:
+    """Write each as `folder/<name>.yaml` (a new file, renamed into place): (path, written) for each.
+    A file already there is kept; if it holds another strategy, nothing is written (a one-line error)."""
+    paths = [folder / f"{strategy.name}.yaml" for strategy in strategies]
+    same = [path.exists() and _holds(path, strategy) for path, strategy in zip(paths, strategies)]
+    for path, kept in zip(paths, same):
+        if path.exists() and not kept:
+            raise BaccaratError(f"{path} exists and holds another strategy: remove it or write to another folder")
+    for path, strategy, kept in zip(paths, strategies, same):
+        if not kept:
+            _write_new(path, f"# Written by `baccarat solve --write-strategies`.\n"
+                             f"{yaml.safe_dump(strategy_document(strategy), sort_keys=False)}")
+    return [(path, not kept) for path, kept in zip(paths, same)]
+
+
+def _holds(path: Path, strategy: Strategy) -> bool:
+    return path.is_file() and validated_strategy(read_yaml(path, str(path)), str(path)) == strategy
+
+
+def _write_new(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
+            file.write(text)
+        os.replace(file.name, path)
+    except OSError as error:
+        raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def _otherwise(strategy: Strategy | None, fixed: np.ndarray, followed: np.ndarray) -> np.ndarray:
