@@ -21,7 +21,7 @@ from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
-from pipeline.games.strategies import load_strategy, write_strategies as write_strategy_files
+from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
@@ -90,7 +90,7 @@ def _decks(text: str) -> int | str:
     return int(text)
 
 
-DecksOption = Annotated[int | None, typer.Option(
+DecksOption = Annotated[int | None, typer.Option(  # an int, or INFINITE from the parser (typer takes no unions)
     parser=_decks, metavar="N|infinite",
     help="Override the rule set's number of decks (1 to 8); `infinite` deals with replacement (games with options).")]
 
@@ -168,8 +168,9 @@ def solve(
     commission: Annotated[str | None, typer.Option(
         help="The house's share of a Banker win, 0 to 0.1; default the rule set's. 0 makes the game zero-sum.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-    write_strategies: Annotated[Path | None, typer.Option(
-        metavar="FOLDER", help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
+    strategies_folder: Annotated[Path | None, typer.Option(
+        "--write-strategies", metavar="FOLDER",
+        help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
 ) -> None:
     """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
     is the only one)."""
@@ -177,9 +178,9 @@ def solve(
     commission = rule_set.commission if commission is None else commission_of(commission)
     equilibrium = solve_rules(rule_set, decks, banker_sees.value, commission)
     document = equilibrium_document(rule_set.name, decks, banker_sees.value, commission, equilibrium)
-    if write_strategies is not None:
+    if strategies_folder is not None:
         strategies = equilibrium_strategies(rule_set, decks, banker_sees.value, commission, equilibrium)
-        for path, written in write_strategy_files(strategies, write_strategies):
+        for path, written in write_strategies(strategies, strategies_folder):
             print(f"{'wrote' if written else 'already there:'} {path}", file=sys.stderr)
     if as_json:
         print(json.dumps(document))

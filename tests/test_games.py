@@ -30,7 +30,6 @@ from pipeline.rules import PLAYER_STOOD, load_draw_rules
 from pipeline.tables import load_rule_set
 
 CASINO_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}  # RULES.md: Banker total v the Player's third card
-STOOD = None
 
 
 @cache

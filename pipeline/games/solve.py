@@ -116,8 +116,8 @@ class _Game:
 
 
 def _slope_and_gains(counts: DealCounts, draw: DrawRules, option: int, commission: Fraction):
-    """Per cell and Banker action: the Player's net wins at p = 0, the change from p = 0 to 1,
-    and the Banker's gain (scaled by the commission's denominator) at p = 0 and p = 1."""
+    """Per cell and Banker action: how much the Player's net wins change from p = 0 to p = 1, and
+    the Banker's gain (scaled by the commission's denominator) at p = 0 and at p = 1."""
     nets, gains = [], []
     for p in (0, 1):
         player_draw = player_draw_probabilities(draw)
