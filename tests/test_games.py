@@ -10,6 +10,7 @@ from collections import Counter
 from fractions import Fraction
 from functools import cache
 
+import nashpy
 import numpy as np
 import pytest
 import yaml
@@ -282,28 +283,32 @@ def test_every_printed_equilibrium_is_a_pair_of_mutual_best_responses(cli, rules
             assert against.value(deviation, cut).banker <= value.banker
 
 
-def normal_form(decks) -> np.ndarray:
-    """The casino game's Player gains, Player pure strategy (stand, draw at 5) by Banker pure strategy
-    (a choice at each of the four option cells), from the evaluator; no commission."""
+CASINO_CELLS = [(3, 9), (4, 1), (5, 4), (6, PLAYER_STOOD)]
+BANKER_PURE = list(itertools.product((0, 1), repeat=len(CASINO_CELLS)))  # a choice at each casino option cell
+
+
+def normal_form(decks, commission: Fraction = Fraction(0)) -> tuple[np.ndarray, np.ndarray]:
+    """The casino game's gains (Player's, Banker's), Player pure strategy (stand, draw at 5) by Banker
+    pure strategy (BANKER_PURE), from the evaluator."""
     draw, counts = load_draw_rules("chemin_de_fer"), deals("chemin_de_fer", decks)
-    cells = [(3, 9), (4, 1), (5, 4), (6, PLAYER_STOOD)]
-    matrix = np.zeros((2, 2 ** len(cells)))
+    gains = np.zeros((2, 2, len(BANKER_PURE)))
     for p in (0, 1):
         player = player_draw_probabilities(draw)
         player[5] = Fraction(p)
-        for j, choices in enumerate(itertools.product((0, 1), repeat=len(cells))):
+        for j, choices in enumerate(BANKER_PURE):
             banker = banker_draw_probabilities(draw)
-            for (total, column), choice in zip(cells, choices):
-                hands = [(a, b) for a in range(10) for b in range(10) if (a + b) % 10 == total]
-                for a, b in hands:
-                    banker[a, b, column] = Fraction(choice)
-            matrix[p, j] = float(strategy_value(counts, player, banker).player)
-    return matrix
+            for (total, column), choice in zip(CASINO_CELLS, choices):
+                for a, b in itertools.product(range(10), repeat=2):
+                    if (a + b) % 10 == total:
+                        banker[a, b, column] = Fraction(choice)
+            value = strategy_value(counts, player, banker, commission)
+            gains[:, p, j] = float(value.player), float(value.banker)
+    return gains[0], gains[1]
 
 
 @pytest.mark.parametrize("decks", [INFINITE, 1, 6])
 def test_the_minimax_value_matches_an_independent_linear_program(cli, decks):
-    matrix = normal_form(decks)
+    matrix, _ = normal_form(decks)
     columns = matrix.shape[1]
     # The Player: maximise v subject to v <= (1-p) A[stand, j] + p A[draw, j] for every Banker column j.
     player = linprog(c=[0, 0, -1], A_ub=np.column_stack([-matrix.T, np.ones(columns)]), b_ub=np.zeros(columns),
@@ -316,6 +321,24 @@ def test_the_minimax_value_matches_an_independent_linear_program(cli, decks):
     assert player.x[2] == pytest.approx(document["value_float"]["player"], abs=1e-12)
     assert banker.x[-1] == pytest.approx(document["value_float"]["player"], abs=1e-12)
     assert document["unique"] and player.x[1] == pytest.approx(document["player_draw_at_5_float"], abs=1e-9)
+
+
+@pytest.mark.parametrize("decks", [INFINITE, 1, 6])
+def test_the_commission_game_has_the_one_equilibrium_vertex_enumeration_finds(cli, decks):
+    """nashpy enumerates the extreme equilibria of the casino game's 2 x 16 bimatrix, built by the
+    evaluator: one vertex, so one equilibrium, and it is the one `solve` prints."""
+    player_gains, banker_gains = normal_form(decks, Fraction(1, 20))
+    found = list(nashpy.Game(player_gains, banker_gains).vertex_enumeration())
+    document = solved(cli, "--rules", "chemin_de_fer", "--decks", decks, "--commission", "0.05")
+    assert len(found) == 1 and document["unique"]
+    player_mix, banker_mix = found[0]
+    assert player_mix[1] == pytest.approx(document["player_draw_at_5_float"], abs=1e-9)
+    printed = {(cell["total"], PLAYER_STOOD if cell["player_third"] is None else cell["player_third"]):
+               cell["draw_float"] for cell in document["banker"]}
+    punto = load_draw_rules("punto_banco").banker_draws
+    for k, cell in enumerate(CASINO_CELLS):
+        draws = sum(weight for weight, choices in zip(banker_mix, BANKER_PURE) if choices[k])
+        assert draws == pytest.approx(printed.get(cell, float(punto[cell])), abs=1e-9)
 
 
 def test_uniqueness_is_denied_where_hands_of_one_total_are_interchangeable(cli):
