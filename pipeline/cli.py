@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,9 @@ from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
+from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
+from pipeline.games.strategies import load_strategy, write_strategies
+from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
@@ -90,16 +94,42 @@ def _odds_tables(odds: Odds, decks: int) -> list[Table]:
     return [outcomes, bets]
 
 
+def _decks(text: str) -> int | str:
+    """--decks: a count of decks, or `infinite` (cards dealt with replacement) for games with options."""
+    if text == INFINITE:
+        return INFINITE
+    if not text.isdigit() or not MIN_DECKS <= int(text) <= MAX_DECKS:
+        raise typer.BadParameter(f"{text!r} is not {MIN_DECKS} to {MAX_DECKS} decks or {INFINITE!r}")
+    return int(text)
+
+
+DecksOption = Annotated[int | None, typer.Option(  # an int, or INFINITE from the parser (typer takes no unions)
+    parser=_decks, metavar="N|infinite",
+    help="Override the rule set's number of decks (1 to 8); `infinite` deals with replacement (games with options).")]
+
+
 @app.command()
 def odds(
     rules: RulesOption = DEFAULT_RULES,
-    decks: Annotated[
-        int | None, typer.Option(min=MIN_DECKS, max=MAX_DECKS, help="Override the rule set's number of decks.")
-    ] = None,
+    decks: DecksOption = None,
+    player_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Player's strategy, in conf/strategies by name or a YAML file.")] = None,
+    banker_strategy: Annotated[str | None, typer.Option(help="Games with options: the Banker's strategy.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Exact odds of every outcome and bet, by counting card combinations from a full shoe."""
-    rule_set = load_rule_set(rules, decks)
+    """Exact odds of every outcome and bet, by counting card combinations from a full shoe; in a game
+    with options (chemin de fer), the exact value of a strategy pair."""
+    rule_set = load_rule_set(rules)
+    if rule_set.has_options:
+        _strategy_pair_odds(rule_set, decks, player_strategy, banker_strategy, as_json)
+        return
+    if player_strategy is not None or banker_strategy is not None:
+        raise BaccaratError(f"rule set {rule_set.name!r} fixes every drawing decision: "
+                            "--player-strategy and --banker-strategy are for games with options (chemin_de_fer)")
+    if decks == INFINITE:
+        raise BaccaratError(f"--decks {INFINITE} is for games with options; exact odds count a shoe of "
+                            f"{MIN_DECKS} to {MAX_DECKS} decks")
+    rule_set = rule_set.with_decks(decks)
     result = exact_odds(rule_set)
     warn_player_edges(result)
     if as_json:
@@ -108,6 +138,86 @@ def odds(
     console = Console()
     for table in _odds_tables(result, rule_set.decks):
         console.print(table)
+
+
+def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
+                        as_json: bool) -> None:
+    if player_strategy is None or banker_strategy is None:
+        raise BaccaratError(f"rule set {rule_set.name!r} leaves drawing decisions to the players: give "
+                            "--player-strategy NAME and --banker-strategy NAME (see conf/strategies)")
+    rule_set, decks = shoe_of(rule_set, decks)
+    player, banker = load_strategy(player_strategy), load_strategy(banker_strategy)
+    value = pair_value(rule_set, decks, player, banker)
+    document = pair_document(rule_set.name, decks, player.name, banker.name, value)
+    if as_json:
+        print(json.dumps(document))
+        return
+    table = Table(title=f"{rule_set.name}, {_shoe_text(decks)}: Player {player.name} v Banker {banker.name}")
+    for column in ("", "exact", "≈"):
+        table.add_column(column, justify="left" if not column else "right")
+    for side in ("player", "banker"):
+        table.add_row(f"{side} wins", document["probabilities"][side], f"{document['probabilities_float'][side]:.6f}")
+    for side in ("player", "banker"):
+        table.add_row(f"{side} gain per unit", document["value"][side], f"{document['value_float'][side]:+.6f}")
+    Console().print(table)
+    print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
+
+
+def _shoe_text(decks: int | str) -> str:
+    return "infinite deck (with replacement)" if decks == INFINITE else decks_text(decks)
+
+
+class BankerSees(str, Enum):
+    total = "total"
+    cards = "cards"
+
+
+@app.command()
+def solve(
+    rules: RulesOption = "chemin_de_fer",
+    decks: DecksOption = None,
+    banker_sees: Annotated[BankerSees, typer.Option(
+        help="What the Banker knows when he chooses: his total, or his two cards.")] = BankerSees.total,
+    commission: Annotated[str | None, typer.Option(
+        help="The house's share of a Banker win, 0 to 0.1; default the rule set's. 0 makes the game zero-sum.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    strategies_folder: Annotated[Path | None, typer.Option(
+        "--write-strategies", metavar="FOLDER",
+        help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
+) -> None:
+    """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
+    is the only one)."""
+    rule_set, decks = shoe_of(load_rule_set(rules), decks)
+    commission = rule_set.commission if commission is None else commission_of(commission)
+    equilibrium = solve_rules(rule_set, decks, banker_sees.value, commission)
+    document = equilibrium_document(rule_set.name, decks, banker_sees.value, commission, equilibrium)
+    if strategies_folder is not None:
+        strategies = equilibrium_strategies(rule_set, decks, banker_sees.value, commission, equilibrium)
+        for path, written in write_strategies(strategies, strategies_folder):
+            print(f"{'wrote' if written else 'already there:'} {path}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(document))
+        return
+    _print_equilibrium(document)
+
+
+def _print_equilibrium(document: dict) -> None:
+    kind = "minimax (zero-sum)" if document["commission_float"] == 0 else "Nash equilibrium (bimatrix)"
+    print(f"{document['rules']}, {_shoe_text(document['decks'])}, Banker sees his {document['banker_sees']}, "
+          f"commission {document['commission_float']:.2%}: {kind}, "
+          f"{'unique' if document['unique'] else 'not unique'}")
+    print(f"Player draws at 5 with probability {document['player_draw_at_5']} "
+          f"(≈ {document['player_draw_at_5_float']:.6f})")
+    for side in ("player", "banker"):
+        print(f"{side} gain per unit: {document['value'][side]} (≈ {document['value_float'][side]:+.6f})")
+    table = Table(title="the Banker's play where it departs from punto banco or mixes")
+    for column in ("Banker", "Player's third card", "draws with probability", "≈"):
+        table.add_column(column)
+    for cell in document["banker"]:
+        hand = f"{cell['cards'][0]},{cell['cards'][1]} ({cell['total']})" if cell["cards"] else str(cell["total"])
+        third = "stood" if cell["player_third"] is None else str(cell["player_third"])
+        table.add_row(hand, third, cell["draw"], f"{cell['draw_float']:.6f}")
+    Console().print(table)
 
 
 def warn_player_edges(odds: Odds) -> None:
@@ -243,7 +353,7 @@ def simulate(
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
-    rule_set = load_rule_set(rules)
+    rule_set = job.simulable(load_rule_set(rules))
     warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)

@@ -53,6 +53,9 @@ class Plan:
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
 
+    def __post_init__(self):
+        simulable(self.rule_set)
+
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
         size = ceil(self.shoes / min(self.partitions, self.shoes))
@@ -66,6 +69,11 @@ class Plan:
         """Part of every file name: runs with other parameters never write over each other's files
         (an overwrite that fails leaves the old run's files whole)."""
         return hashlib.sha256(json.dumps(self.parameters(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def simulable(rule_set: RuleSet) -> RuleSet:
+    """The simulator plays fixed tableaux only, for now."""
+    return rule_set.check_fixed_tableau("simulating the players' decisions is not built yet")
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:
