@@ -16,8 +16,10 @@ from pipeline.rules import DrawRules, load_draw_rules
 DEFAULT_RULES = "punto_banco"
 MOST_CARDS_BURNED = 11  # the turned card and up to ten more
 MOST_CARDS_PER_ROUND = 6
+MOST_CARDS_PER_BANQUE_ROUND = 9  # three hands of up to three cards
 OPTION_GAME_BETS = ("player", "banker")  # chemin de fer: the punters back the Player, the Banker holds the bank
 MOST_COMMISSION = Decimal("0.1")
+STAKE_SHARE_PLACES = 4  # theta times a commission of 2 decimals stays exact in 6
 
 
 class _Strict(BaseModel):
@@ -36,6 +38,21 @@ class CutCard(_Strict):
     extra_round: bool  # deal one more round after the round in which the cut card appears
 
 
+class TwoHands(_Strict):
+    """Baccarat banque: the Banker plays two Player hands at once; `stake_share` (theta) is the first
+    hand's share of the stakes, the second hand's is 1 - theta."""
+
+    stake_share: Decimal
+
+    @model_validator(mode="after")
+    def _a_share(self) -> "TwoHands":
+        share = self.stake_share
+        if not (share.is_finite() and 0 < share < 1) or share.as_tuple().exponent < -STAKE_SHARE_PLACES:
+            raise ValueError(f"stake_share (theta, the first hand's share of the stakes) must be strictly between "
+                             f"0 and 1 with at most {STAKE_SHARE_PLACES} decimals, got {share}")
+        return self
+
+
 class RuleSet(_Strict):
     name: Annotated[str, Field(pattern=NAME.pattern)]
     description: str = ""
@@ -44,6 +61,7 @@ class RuleSet(_Strict):
     burn: Burn
     cut_card: CutCard
     bets: Annotated[dict[str, Terms], Field(min_length=1)]
+    two_hands: TwoHands | None = None  # baccarat banque
 
     @model_validator(mode="after")
     def _consistent(self) -> "RuleSet":
@@ -53,7 +71,8 @@ class RuleSet(_Strict):
             if kind != "banker" and (terms.pays_on_six is not None or terms.push_on_three_card_seven):
                 raise ValueError(f"bet {kind!r}: pays_on_six and push_on_three_card_seven apply to banker only")
         cards = self.decks * CARDS_PER_DECK
-        least = MOST_CARDS_PER_ROUND * (2 if self.cut_card.extra_round else 1) - 1
+        per_round = MOST_CARDS_PER_BANQUE_ROUND if self.two_hands else MOST_CARDS_PER_ROUND
+        least = per_round * (2 if self.cut_card.extra_round else 1) - 1
         most = cards - MOST_CARDS_BURNED - 1
         if not least <= self.cut_card.cards_from_end <= most:
             raise ValueError(
@@ -62,6 +81,8 @@ class RuleSet(_Strict):
             )
         if load_draw_rules(self.draw_rules).has_options:
             self._check_option_game_bets()
+        elif self.two_hands is not None:
+            raise ValueError(f"two_hands (baccarat banque) needs a draw table with options, not {self.draw_rules!r}")
         return self
 
     def _check_option_game_bets(self) -> None:

@@ -45,9 +45,30 @@ def rng_seed(seed, shoe_id):
     return _mix64(np.uint64(seed)) ^ (np.uint64(shoe_id) * _GOLDEN)
 
 
+@njit(inline="always")
+def next_below(bound, s0, s1, s2, s3):
+    """One xoshiro256** step: an unbiased integer in [0, bound) for bound <= 2**32 (Lemire: multiply
+    32 random bits by the bound, reject the biased low part), and the stream's next state."""
+    bound = np.uint64(bound)
+    while True:
+        result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+        t = s1 << np.uint64(17)
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = _rotl(s3, 45)
+        m = (result >> np.uint64(32)) * bound
+        low = m & _MASK32
+        if low >= bound or low >= ((np.uint64(1) << np.uint64(32)) - bound) % bound:
+            return m >> np.uint64(32), s0, s1, s2, s3
+
+
 @njit(cache=True)
-def shuffle(cards, start):
-    """Shuffle `cards` in place: Fisher-Yates driven by xoshiro256** seeded from splitmix64 `start`."""
+def shuffle_stream(cards, start):
+    """Shuffle `cards` in place: Fisher-Yates driven by xoshiro256** seeded from splitmix64 `start`;
+    returns the stream's state after the shuffle, for the shoe's further random draws."""
     x = np.uint64(start)
     s = np.empty(4, dtype=np.uint64)
     for k in range(4):
@@ -55,22 +76,15 @@ def shuffle(cards, start):
         s[k] = _mix64(x)
     s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
     for i in range(len(cards) - 1, 0, -1):
-        bound = np.uint64(i + 1)
-        while True:  # Lemire: multiply 32 random bits by the bound, reject the biased low part
-            result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
-            t = s1 << np.uint64(17)
-            s2 ^= s0
-            s3 ^= s1
-            s1 ^= s2
-            s0 ^= s3
-            s2 ^= t
-            s3 = _rotl(s3, 45)
-            m = (result >> np.uint64(32)) * bound
-            low = m & _MASK32
-            if low >= bound or low >= ((np.uint64(1) << np.uint64(32)) - bound) % bound:
-                break
-        j = m >> np.uint64(32)
+        j, s0, s1, s2, s3 = next_below(i + 1, s0, s1, s2, s3)
         cards[i], cards[j] = cards[j], cards[i]
+    return s0, s1, s2, s3
+
+
+@njit(cache=True)
+def shuffle(cards, start):
+    """Shuffle `cards` in place, as shuffle_stream does."""
+    shuffle_stream(cards, start)
 
 
 @njit(cache=True)

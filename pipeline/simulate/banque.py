@@ -1,0 +1,200 @@
+"""Baccarat banque rounds: the compiled loop and the Arrow batch of schemas/banque_rounds.yaml.
+
+Each shoe is shuffled by pipeline.simulate.kernel's xoshiro256** stream for (seed, shoe_id), and
+every mixed decision draws from that same stream after the shuffle, so a run is deterministic.
+`decks = 0` deals with replacement instead (the model of the exact values): each card is a draw
+from the stream, and a "shoe" is `rounds_per_stream` rounds. Where a probability p/q is mixed, the
+hand draws iff a uniform integer below q is below p (exact for q <= 2**32).
+
+The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, hand 2, Banker;
+then the third cards of hand 1, hand 2 and the Banker.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pyarrow as pa
+from numba import njit
+
+from pipeline.cards import CODE_VALUES, VALUES
+from pipeline.errors import BaccaratError
+from pipeline.games.banque import COLUMNS, HANDS, NATURAL_PAID, Profile
+from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
+from pipeline.schemas import contract
+from pipeline.simulate.kernel import NO_CARD, next_below, rng_seed, shuffle_stream
+from pipeline.tables import RuleSet
+
+WITH_REPLACEMENT = 0
+NO_DECISION, STOOD, DREW = -1, 0, 1
+BANKER_WINS, PLAYER_WINS, TIE = 0, 1, 2
+OUTCOME_CODES = ("B", "P", "T")
+DECISION_CODES = ("stand", "draw")
+MOST_DENOMINATOR = 2**32
+NET_SCALE = 10**6  # nets in millionths: theta has 4 decimals, the commission 2
+CARDS_PER_ROUND = 9
+
+
+@njit(inline="always")
+def _chooses(numerator, denominator, s0, s1, s2, s3):
+    """Draw with probability numerator / denominator, from the stream when the choice is mixed."""
+    if denominator == 1:
+        return numerator == 1, s0, s1, s2, s3
+    u, s0, s1, s2, s3 = next_below(denominator, s0, s1, s2, s3)
+    return u < numerator, s0, s1, s2, s3
+
+
+@njit(cache=True)
+def deal_banque_shoes(seed, first_shoe, shoes, decks, rounds_per_stream, burn, ten_value_burns, cut_from_end,
+                      extra_round, player_options, player_num, player_den, banker_num, banker_den):
+    """Deal shoes first_shoe .. first_shoe + shoes - 1.
+
+    Returns (shoe_id, round, cards int8[9, n]: hand 1's three, hand 2's three, the Banker's three,
+    NO_CARD where not dealt; totals int8[3, n]; outcomes int8[2, n], each hand against the Banker;
+    decisions int8[3, n]: hand 1's and hand 2's option at 5 and the Banker's choice, NO_DECISION
+    where none was made, else STOOD or DREW).
+    """
+    size = decks * 52 if decks > 0 else rounds_per_stream * 9
+    cut = size - cut_from_end
+    capacity = shoes * (size // 4 + 1)
+    shoe_id = np.empty(capacity, dtype=np.int64)
+    round_no = np.empty(capacity, dtype=np.int16)
+    cards = np.full((9, capacity), NO_CARD, dtype=np.int8)
+    totals = np.empty((3, capacity), dtype=np.int8)
+    outcomes = np.empty((2, capacity), dtype=np.int8)
+    decisions = np.full((3, capacity), NO_DECISION, dtype=np.int8)
+    values = CODE_VALUES
+    total = np.empty(3, dtype=np.int64)
+    natural = np.empty(3, dtype=np.bool_)
+    column = np.empty(2, dtype=np.int64)
+    n = 0
+    for k in range(shoes):
+        sid = first_shoe + k
+        if decks > 0:
+            shoe = np.empty(size, dtype=np.int8)
+            for i in range(size):
+                shoe[i] = i % 52
+            s0, s1, s2, s3 = shuffle_stream(shoe, rng_seed(seed, sid))
+        else:
+            s0, s1, s2, s3 = shuffle_stream(np.empty(0, dtype=np.int8), rng_seed(seed, sid))
+            shoe = np.empty(size, dtype=np.int8)
+            for i in range(size):
+                code, s0, s1, s2, s3 = next_below(52, s0, s1, s2, s3)
+                shoe[i] = code
+        p = 0
+        if burn and decks > 0:
+            burned = values[shoe[0]] if values[shoe[0]] > 0 else ten_value_burns
+            p = 1 + burned
+        rounds = 0
+        cut_round = 0
+        while True:
+            if decks > 0 and cut_round > 0 and (not extra_round or rounds > cut_round):
+                break
+            if decks == 0 and rounds == rounds_per_stream:
+                break
+            for hand in range(3):
+                cards[3 * hand, n] = shoe[p + hand]
+                cards[3 * hand + 1, n] = shoe[p + 3 + hand]
+                total[hand] = (values[cards[3 * hand, n]] + values[cards[3 * hand + 1, n]]) % 10
+                natural[hand] = total[hand] >= NATURAL_MIN
+            p += 6
+            if not natural[2] and not (natural[0] and natural[1]):
+                for hand in range(2):
+                    column[hand] = NATURAL_PAID
+                    if natural[hand]:
+                        continue
+                    draws, s0, s1, s2, s3 = _chooses(player_num[hand, total[hand]], player_den[hand, total[hand]],
+                                                     s0, s1, s2, s3)
+                    if player_options[total[hand]]:
+                        decisions[hand, n] = DREW if draws else STOOD
+                    column[hand] = PLAYER_STOOD
+                    if draws:
+                        cards[3 * hand + 2, n] = shoe[p]
+                        p += 1
+                        column[hand] = values[shoe[p - 1]]
+                        total[hand] = (total[hand] + column[hand]) % 10
+                draws, s0, s1, s2, s3 = _chooses(banker_num[total[2], column[0], column[1]],
+                                                 banker_den[total[2], column[0], column[1]], s0, s1, s2, s3)
+                decisions[2, n] = DREW if draws else STOOD
+                if draws:
+                    cards[8, n] = shoe[p]
+                    p += 1
+                    total[2] = (total[2] + values[shoe[p - 1]]) % 10
+            for hand in range(2):
+                if (natural[hand] and not natural[2]) or total[hand] > total[2]:
+                    outcomes[hand, n] = PLAYER_WINS
+                elif total[hand] == total[2]:
+                    outcomes[hand, n] = TIE
+                else:
+                    outcomes[hand, n] = BANKER_WINS
+            totals[:, n] = total
+            rounds += 1
+            shoe_id[n] = sid
+            round_no[n] = rounds
+            n += 1
+            if decks > 0 and cut_round == 0 and p >= cut:
+                cut_round = rounds
+    return shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcomes[:, :n], decisions[:, :n]
+
+
+def _exact_integers(probabilities: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Fractions as int64 numerators and denominators, the denominators at most 2**32."""
+    flat = [Fraction(p) for p in probabilities.ravel()]
+    if any(p.denominator > MOST_DENOMINATOR for p in flat):
+        raise BaccaratError(f"{what}: a probability's denominator is over 2**32, which the simulator cannot draw exactly")
+    numerators = np.array([p.numerator for p in flat], dtype=np.int64).reshape(probabilities.shape)
+    denominators = np.array([p.denominator for p in flat], dtype=np.int64).reshape(probabilities.shape)
+    return numerators, denominators
+
+
+@dataclass(frozen=True)
+class BanqueDealer:
+    """A banque rule set and profile, as the kernel's arguments; `decks` 0 deals with replacement."""
+
+    rule_set: RuleSet
+    profile: Profile
+    decks: int
+    rounds_per_stream: int = 64
+
+    def kernel_arguments(self) -> tuple:
+        """deal_banque_shoes' arguments after (seed, first_shoe, shoes)."""
+        r = self.rule_set
+        player = _exact_integers(self.profile.player_draw, "a Player strategy")
+        banker = _exact_integers(self.profile.banker_draw, "the Banker's policy")
+        return (self.decks, self.rounds_per_stream, r.burn.enabled, r.burn.ten_value_burns, r.cut_card.cards_from_end,
+                r.cut_card.extra_round, r.draw.player_options, *player, *banker)
+
+    def deal(self, seed: int, first_shoe: int, shoes: int) -> pa.Table:
+        """The banque_rounds rows of shoes first_shoe .. first_shoe + shoes - 1."""
+        shoe_id, round_no, cards, totals, outcomes, decisions = deal_banque_shoes(
+            seed, first_shoe, shoes, *self.kernel_arguments())
+        schema = contract("banque_rounds").arrow()
+        columns = [pa.array(shoe_id), pa.array(round_no)]
+        columns += [pa.array(cards[i], mask=cards[i] == NO_CARD) for i in range(len(cards))]
+        columns += [pa.array(totals[i]) for i in range(len(totals))]
+        columns += [_codes(outcomes[h], OUTCOME_CODES) for h in range(HANDS)]
+        columns += [_codes(decisions[i], DECISION_CODES) for i in range(len(decisions))]
+        columns += [_decimals(schema.field(name).type, cents) for name, cents in
+                    zip(("net_banker", "net_hand1", "net_hand2"), self.nets(outcomes))]
+        return pa.Table.from_arrays(columns, schema=schema)
+
+    def nets(self, outcomes: np.ndarray) -> list[np.ndarray]:
+        """In millionths of the two stakes together: the Banker's net, then each hand's stake's."""
+        share = Decimal(self.rule_set.two_hands.stake_share)
+        keep = 1 - Decimal(self.profile.commission.numerator) / self.profile.commission.denominator
+        stakes = [int(share * NET_SCALE), NET_SCALE - int(share * NET_SCALE)]
+        hands = [np.select([outcomes[h] == PLAYER_WINS, outcomes[h] == BANKER_WINS], [stake, -stake], 0)
+                 for h, stake in enumerate(stakes)]
+        taken = [np.where(outcomes[h] == BANKER_WINS, int(keep * stake), 0) - np.where(outcomes[h] == PLAYER_WINS, stake, 0)
+                 for h, stake in enumerate(stakes)]
+        return [sum(taken).astype(np.int64), *(hand.astype(np.int64) for hand in hands)]
+
+
+def _codes(codes: np.ndarray, names: tuple[str, ...]) -> pa.Array:
+    return pa.array(np.array(names, dtype=object)[np.maximum(codes, 0)], type=pa.string(), mask=codes < 0)
+
+
+def _decimals(decimal: pa.DataType, units: np.ndarray) -> pa.Array:
+    layout = np.stack([units, units >> 63], axis=-1)
+    return pa.Array.from_buffers(decimal, len(units), [None, pa.py_buffer(layout)])
