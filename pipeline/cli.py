@@ -23,6 +23,7 @@ from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
+from pipeline.games import banque
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
@@ -115,11 +116,19 @@ def odds(
     player_strategy: Annotated[str | None, typer.Option(
         help="Games with options: the Player's strategy, in conf/strategies by name or a YAML file.")] = None,
     banker_strategy: Annotated[str | None, typer.Option(help="Games with options: the Banker's strategy.")] = None,
+    banker_policy: Annotated[str | None, typer.Option(
+        help=f"Baccarat banque: the Banker's policy, in conf/banque by name or a YAML file (default "
+             f"{banque.DEFAULT_POLICY}); --player-strategy then takes NAME for both hands or NAME1,NAME2.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Exact odds of every outcome and bet, by counting card combinations from a full shoe; in a game
-    with options (chemin de fer), the exact value of a strategy pair."""
+    with options (chemin de fer), the exact value of a strategy pair; in baccarat banque, of a policy profile."""
     rule_set = load_rule_set(rules)
+    if rule_set.two_hands is not None:
+        _banque_odds(rule_set, decks, player_strategy, banker_strategy, banker_policy, as_json)
+        return
+    if banker_policy is not None:
+        raise BaccaratError(f"--banker-policy is for baccarat banque (--rules banque), not rule set {rule_set.name!r}")
     if rule_set.has_options:
         _strategy_pair_odds(rule_set, decks, player_strategy, banker_strategy, as_json)
         return
@@ -159,6 +168,30 @@ def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_str
         table.add_row(f"{side} wins", document["probabilities"][side], f"{document['probabilities_float'][side]:.6f}")
     for side in ("player", "banker"):
         table.add_row(f"{side} gain per unit", document["value"][side], f"{document['value_float'][side]:+.6f}")
+    Console().print(table)
+    print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
+
+
+def _banque_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
+                 banker_policy: str | None, as_json: bool) -> None:
+    if banker_strategy is not None:
+        raise BaccaratError("the banque Banker plays a policy for both hands: give --banker-policy NAME (conf/banque), "
+                            "not --banker-strategy")
+    document = banque.rule_set_value(rule_set, decks, banker_policy, player_strategy)
+    if as_json:
+        print(json.dumps(document))
+        return
+    table = Table(title=f"{rule_set.name}, {_shoe_text(INFINITE)}, stake share {document['stake_share']}: "
+                        f"Banker {document['banker_policy']} v {' and '.join(document['player_strategies'])}")
+    for column in ("", "exact", "≈"):
+        table.add_column(column, justify="left" if not column else "right")
+    for hand in ("hand1", "hand2"):
+        for side in ("player", "banker"):
+            table.add_row(f"{hand}: {side} wins", document["probabilities"][hand][side],
+                          f"{document['probabilities_float'][hand][side]:.6f}")
+    for who in ("banker", "hand1", "hand2"):
+        per = "of both stakes" if who == "banker" else "staked"
+        table.add_row(f"{who} gain per unit {per}", document["value"][who], f"{document['value_float'][who]:+.6f}")
     Console().print(table)
     print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
 

@@ -47,7 +47,7 @@ class TwoHands(_Strict):
     @model_validator(mode="after")
     def _a_share(self) -> "TwoHands":
         share = self.stake_share
-        if not (share.is_finite() and 0 < share < 1) or share.as_tuple().exponent < -STAKE_SHARE_PLACES:
+        if not 0 < share < 1 or share.as_tuple().exponent < -STAKE_SHARE_PLACES:
             raise ValueError(f"stake_share (theta, the first hand's share of the stakes) must be strictly between "
                              f"0 and 1 with at most {STAKE_SHARE_PLACES} decimals, got {share}")
         return self

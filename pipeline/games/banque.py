@@ -264,3 +264,33 @@ def banque_value(profile: Profile, weights: list[int] = INFINITE_DECK) -> Banque
                 played = np.einsum("t,tda,tcda,c->", playing, mine, action, other)
             results[outcome].append(Fraction(at_start + played))
     return BanqueValue(tuple(results[1]), tuple(results[0]), profile.stakes, profile.commission)
+
+
+def value_document(rule_set: RuleSet, policy: BanquePolicy, strategies: tuple[Strategy, Strategy],
+                   value: BanqueValue) -> dict:
+    """A profile's value as JSON: exact fractions as "p/q" strings, floats beside them."""
+    gains = {"banker": value.banker, "hand1": value.hand(0), "hand2": value.hand(1)}
+    chances = {f"hand{h + 1}": {"player": value.player_wins[h], "banker": value.banker_wins[h],
+                                "tie": 1 - value.player_wins[h] - value.banker_wins[h]} for h in range(HANDS)}
+    return {
+        "rules": rule_set.name, "decks": INFINITE, "stake_share": str(value.stakes[0]),
+        "commission": str(value.commission), "banker_policy": policy.name,
+        "player_strategies": [strategy.name for strategy in strategies],
+        "value": {who: str(gain) for who, gain in gains.items()},
+        "value_float": {who: float(gain) for who, gain in gains.items()},
+        "probabilities": {hand: {k: str(p) for k, p in outcomes.items()} for hand, outcomes in chances.items()},
+        "probabilities_float": {hand: {k: float(p) for k, p in outcomes.items()} for hand, outcomes in chances.items()},
+    }
+
+
+def rule_set_value(rule_set: RuleSet, decks: int | str | None, policy_name: str | None,
+                   strategy_names: str | None) -> dict:
+    """`baccarat odds --rules banque`: the exact value of a profile, as value_document."""
+    check_banque(rule_set)
+    if decks not in (None, INFINITE):
+        raise BaccaratError("baccarat banque's exact value is counted for cards dealt with replacement only: "
+                            f"give --decks {INFINITE} or no --decks (a finite shoe is simulated, not counted)")
+    policy = load_policy(policy_name or DEFAULT_POLICY)
+    strategies = player_strategies(rule_set, strategy_names)
+    value = banque_value(profile_of(rule_set, policy, strategies))
+    return value_document(rule_set, policy, strategies, value)

@@ -230,6 +230,9 @@ def solve_rules(rule_set: RuleSet, decks: int | str, banker_sees: str, commissio
     """An equilibrium of `rule_set`'s game from a shoe of `decks` (or INFINITE)."""
     if not rule_set.has_options:
         raise BaccaratError(f"rule set {rule_set.name!r} fixes every drawing decision: there is nothing to solve")
+    if rule_set.two_hands is not None:
+        raise BaccaratError(f"rule set {rule_set.name!r} is baccarat banque (two Player hands): the solver is for "
+                            f"chemin de fer; `baccarat odds --rules {rule_set.name} --banker-policy NAME` values a profile")
     if banker_sees not in SEES:
         raise BaccaratError(f"the Banker sees his total or his cards, not {banker_sees!r}")
     return solve(count_deals(rule_set.draw, decks), rule_set.draw, banker_sees, check_commission(commission))
