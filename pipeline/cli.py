@@ -40,6 +40,8 @@ from pipeline.marts.publish import (
 )
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
+from pipeline.simulate.banque import TABLE as BANQUE_TABLE
+from pipeline.simulate.banque import BanqueRun, write_run
 from pipeline.storage import MIN_RETENTION_HOURS, Store
 from pipeline.tables import DEFAULT_RULES, load_rule_set
 
@@ -384,9 +386,23 @@ def simulate(
     partitions: Annotated[int | None, typer.Option(
         min=1, max=job.MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
+    decks: Annotated[int | None, typer.Option(
+        parser=_decks, metavar="N|infinite",
+        help="Baccarat banque: override the rule set's decks; `infinite` deals with replacement.")] = None,
+    player_strategy: Annotated[str | None, typer.Option(
+        help="Baccarat banque: the hands' strategies, NAME for both or NAME1,NAME2.")] = None,
+    banker_policy: Annotated[str | None, typer.Option(help="Baccarat banque: the Banker's policy (conf/banque).")] = None,
 ) -> str:
-    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
-    rule_set = job.simulable(load_rule_set(rules))
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs); baccarat
+    banque is dealt in this process into OUT/banque_rounds."""
+    rule_set = load_rule_set(rules)
+    if rule_set.two_hands is not None:
+        return _simulate_banque(BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
+                                             banque.player_strategies(rule_set, player_strategy), seed, shoes),
+                                out, overwrite)
+    if (decks, player_strategy, banker_policy) != (None, None, None):
+        raise BaccaratError("--decks, --player-strategy and --banker-policy are for baccarat banque (--rules banque)")
+    rule_set = job.simulable(rule_set)
     warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
@@ -407,6 +423,19 @@ def simulate(
     if replacing:
         _forget_replaced_marts(out, run_id)
     return run_id
+
+
+def _simulate_banque(run: BanqueRun, out: Store, overwrite: bool) -> str:
+    check_run_id(run.run_id)
+    started = time.monotonic()
+    rounds, version = write_run(run, out.check_writable(), overwrite)
+    if version is None:
+        print(f"run {run.run_id!r} is already committed with these parameters in {out.location(BANQUE_TABLE)}: "
+              "nothing to do")
+        return run.run_id
+    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {rounds:,} rounds in "
+          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {version}")
+    return run.run_id
 
 
 def _forget_replaced_marts(out: Store, run_id: str) -> None:
@@ -519,6 +548,9 @@ def run(
     warehouse: WarehouseOption = None,
 ) -> None:
     """The whole pipeline: simulate, marts, warehouse and report; then where everything is."""
+    if load_rule_set(rules).two_hands is not None:
+        raise BaccaratError("the marts and the report read one-hand rounds (OUT/rounds): deal baccarat banque with "
+                            "`baccarat simulate --rules banque` (OUT/banque_rounds)")
     warehouse = warehouse or out.warehouse_path()
     run_id = simulate(shoes=shoes, seed=seed, rules=rules, run_id=None, out=out, master=master,
                       partitions=None, overwrite=False)

@@ -394,8 +394,8 @@ class Store:
         return self.commit_partition(table, run_id, [file], schema, transaction)
 
     def tables(self) -> list[str]:
-        """The Delta tables under OUT: rounds, shoes, runs and marts/<name>, those that exist."""
-        names = ["rounds", "shoes", "runs"]
+        """The Delta tables under OUT: rounds, shoes, runs, banque_rounds and marts/<name>, those that exist."""
+        names = ["rounds", "shoes", "runs", "banque_rounds"]
         with self._errors("is not readable"):
             marts = self.filesystem.get_file_info(pafs.FileSelector(self.fs_path("marts"), allow_not_found=True))
         names += sorted(f"marts/{info.base_name}" for info in marts if info.type == pafs.FileType.Directory)

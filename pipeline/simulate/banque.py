@@ -10,20 +10,28 @@ The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, ha
 then the third cards of hand 1, hand 2 and the Banker.
 """
 
+import hashlib
+import json
+import time
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 from numba import njit
 
 from pipeline.cards import CODE_VALUES, VALUES
 from pipeline.errors import BaccaratError
-from pipeline.games.banque import COLUMNS, HANDS, NATURAL_PAID, Profile
+from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile, profile_of
+from pipeline.games.strategies import Strategy, strategy_document
+from pipeline.games.value import INFINITE
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.schemas import contract
+from pipeline.simulate.job import part_name
 from pipeline.simulate.kernel import NO_CARD, next_below, rng_seed, shuffle_stream
+from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
 
 WITH_REPLACEMENT = 0
@@ -33,7 +41,8 @@ OUTCOME_CODES = ("B", "P", "T")
 DECISION_CODES = ("stand", "draw")
 MOST_DENOMINATOR = 2**32
 NET_SCALE = 10**6  # nets in millionths: theta has 4 decimals, the commission 2
-CARDS_PER_ROUND = 9
+TABLE = "banque_rounds"
+SHOES_PER_FILE = 4096
 
 
 @njit(inline="always")
@@ -198,3 +207,56 @@ def _codes(codes: np.ndarray, names: tuple[str, ...]) -> pa.Array:
 def _decimals(decimal: pa.DataType, units: np.ndarray) -> pa.Array:
     layout = np.stack([units, units >> 63], axis=-1)
     return pa.Array.from_buffers(decimal, len(units), [None, pa.py_buffer(layout)])
+
+
+@dataclass(frozen=True)
+class BanqueRun:
+    """A banque simulation: `shoes` shoes of `dealer`'s game from run seed `seed`, as run `run_id`."""
+
+    run_id: str
+    dealer: BanqueDealer
+    seed: int
+    shoes: int
+    parameters: dict  # what decides the rows: two runs with equal parameters hold equal rows
+
+    @classmethod
+    def of(cls, run_id: str | None, rule_set: RuleSet, decks: int | str | None, policy: BanquePolicy,
+           strategies: tuple[Strategy, Strategy], seed: int, shoes: int) -> "BanqueRun":
+        """A run of `rule_set` from its shoe, another number of decks, or INFINITE (with replacement)."""
+        rule_set = rule_set if decks in (None, INFINITE) else rule_set.with_decks(decks)
+        dealer = BanqueDealer(rule_set, profile_of(rule_set, policy, strategies),
+                              WITH_REPLACEMENT if decks == INFINITE else rule_set.decks)
+        parameters = {"rules": rule_set.model_dump(mode="json"), "decks": dealer.decks,
+                      "rounds_per_stream": dealer.rounds_per_stream, "banker_policy": policy.model_dump(),
+                      "player_strategies": [strategy_document(s) for s in strategies], "seed": seed, "shoes": shoes}
+        return cls(run_id or f"{rule_set.name}-s{seed}-n{shoes}", dealer, seed, shoes, parameters)
+
+    @property
+    def content_key(self) -> str:
+        return hashlib.sha256(json.dumps(self.parameters, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def write_run(run: BanqueRun, out: Store, overwrite: bool) -> tuple[int, int | None]:
+    """Deal the run into files of OUT/banque_rounds and commit them in one Delta commit, in place of the
+    run's earlier rows; returns (rounds, the table's version), or (rounds, None) when the run is
+    already committed with these parameters. Another run under this id is replaced only if `overwrite`."""
+    held = out.partition_files(TABLE, run.run_id)
+    if held and all(run.content_key in f["path"] for f in held):
+        return sum(f["rows"] or 0 for f in held), None
+    if held and not overwrite:
+        raise BaccaratError(f"run {run.run_id!r} already exists in {out.location(TABLE)} with different parameters "
+                            "(use --overwrite to replace it, or another --run-id)")
+    files, started = [], int(time.time() * 1000)
+    schema = contract(TABLE).arrow()
+    for first in range(0, run.shoes, SHOES_PER_FILE):
+        rows = run.dealer.deal(run.seed, first, min(SHOES_PER_FILE, run.shoes - first))
+        name = part_name(first, min(first + SHOES_PER_FILE, run.shoes), run.content_key)
+        try:
+            with out.create_file(TABLE, run.run_id, name, run.content_key) as stream:
+                pq.write_table(rows, stream, compression="zstd")
+        except OSError as error:
+            raise StorageError(f"cannot write {out.location(TABLE)}: {error.strerror or error}") from None
+        files.append({"path": f"{TABLE}/run_id={run.run_id}/{name}", "size": stream.size, "rows": rows.num_rows})
+    table_schema = pa.schema([pa.field("run_id", pa.string(), nullable=False), *schema])
+    version = out.commit_partition(TABLE, run.run_id, files, table_schema, (f"baccarat:{run.run_id}", started))
+    return sum(f["rows"] for f in files), version
