@@ -25,8 +25,8 @@ from pipeline.games.banque import (
     player_strategies,
     profile_of,
 )
-from pipeline.games.strategies import load_strategy
-from pipeline.games.value import INFINITE, pair_value
+from pipeline.games.strategies import HAND_TOTALS, load_strategy, player_draw_probabilities
+from pipeline.games.value import BANKER_WINS, DRAW, INFINITE, PLAYER_WINS, STAND, against_player, count_deals, pair_value
 from pipeline.rules import PLAYER_STOOD, load_draw_rules
 from pipeline.simulate.banque import WITH_REPLACEMENT, BanqueDealer
 from pipeline.simulate.kernel import rng_seed, shuffled_shoe
@@ -146,6 +146,27 @@ def test_maximising_the_expected_total_is_a_best_response():
         flipped = banque_value(Profile(best.stake_share, best.commission, best.player_draw, table)).banker
         assert flipped <= value
     assert flipped < value  # 30 cells flipped cost him something
+
+
+def chemin_de_fer_best_response(player: str):
+    """The Banker's best response to a chemin de fer Player, cell by cell, by the chemin de fer evaluator."""
+    draw = load_draw_rules("chemin_de_fer_parlor")
+    against = against_player(count_deals(draw, INFINITE),
+                             player_draw_probabilities(draw, load_strategy(f"chemin_de_fer_parlor_player_{player}")))
+    gain = against.by_cell[..., BANKER_WINS] - against.by_cell[..., PLAYER_WINS]  # [a, b, column, action]
+    best = np.zeros((10, 10, PLAYER_STOOD + 1), dtype=object)
+    for total, column in itertools.product(range(8), range(PLAYER_STOOD + 1)):
+        hands = HAND_TOTALS == total
+        best[hands, column] = Fraction(int((gain[hands, column, DRAW] - gain[hands, column, STAND]).sum() > 0))
+    return against.value(best)
+
+
+@pytest.mark.parametrize("player", ["draws_at_5", "stands_at_5"])
+def test_with_almost_all_the_stake_on_hand_1_the_maximising_banker_best_responds_to_it(player):
+    chemin = chemin_de_fer_best_response(player)
+    led = banque_value(profile("banque_banker_maximises_expected_total", f"banque_player_{player}",
+                               "banque_player_draws_at_5_with_9_11", stake_share="0.9999"))
+    assert (led.player_wins[0], led.banker_wins[0]) == (chemin.player_wins, chemin.banker_wins)
 
 
 def test_theta_changes_what_the_maximising_banker_does():
