@@ -31,12 +31,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pipeline.cards import VALUES
 from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
 from pipeline.errors import BaccaratError
-from pipeline.games.strategies import PLAYER, Strategy, load_strategy, player_draw_probabilities
-from pipeline.games.value import INFINITE, INFINITE_DECK, STAND, DRAW
+from pipeline.games.strategies import (
+    PLAYER,
+    Strategy,
+    load_strategy,
+    player_draw_probabilities,
+)
+from pipeline.games.value import DRAW, INFINITE, INFINITE_DECK, STAND
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, load_draw_rules
 from pipeline.tables import RuleSet
 
 HANDS = 2
+HAND_LOSES, HAND_WINS = 0, 1  # the last axis of Chances' win arrays
 NATURAL_PAID = PLAYER_STOOD + 1  # the hand's natural was paid before the Banker's decision
 COLUMNS = NATURAL_PAID + 1
 POLICY_FOLDER = "banque"
@@ -148,7 +154,7 @@ class Chances:
     """What decides every value, for cards dealt with replacement:
     banker_start[t]: the Banker's two-card total;
     column[h, c]: hand h shows column c;
-    start_wins[h, t, outcome]: with the Banker's natural t, the chance hand h's two cards lose (0) or win (1);
+    start_wins[t, outcome]: with the Banker's natural t, the chance a hand's two cards lose (0) or win (1);
     wins[h, t, c, action, outcome]: the chance hand h shows c and loses (0) or wins (1) when the Banker,
     on a non-natural t, takes `action` (STAND, DRAW)."""
 
@@ -169,11 +175,11 @@ class Chances:
         start_wins = np.array([[start @ lower[t], start @ lower.T[t]] for t in range(VALUES)], dtype=object)
         wins = np.zeros((HANDS, VALUES, COLUMNS, 2, 2), dtype=object)
         for h, finals in enumerate(hands):  # finals[c, f]
-            wins[h, :, :, :, 0] = np.einsum("tab,cf,bf->tca", banker_final, finals, lower)
-            wins[h, :, :, :, 1] = np.einsum("tab,cf,fb->tca", banker_final, finals, lower)
-            wins[h, :, NATURAL_PAID, :, 1] = finals[NATURAL_PAID].sum()
-            wins[h, :, NATURAL_PAID, :, 0] = 0
-        return cls(start, np.array([finals.sum(axis=1) for finals in hands]), np.stack([start_wins] * HANDS), wins)
+            wins[h, ..., HAND_LOSES] = np.einsum("tab,cf,bf->tca", banker_final, finals, lower)
+            wins[h, ..., HAND_WINS] = np.einsum("tab,cf,fb->tca", banker_final, finals, lower)
+            wins[h, :, NATURAL_PAID, :, HAND_WINS] = finals[NATURAL_PAID].sum()
+            wins[h, :, NATURAL_PAID, :, HAND_LOSES] = 0
+        return cls(start, np.array([finals.sum(axis=1) for finals in hands]), start_wins, wins)
 
 
 def _two_card_totals(card: np.ndarray) -> np.ndarray:
@@ -210,7 +216,7 @@ def _cell_gains(chances: Chances, profile: Profile) -> np.ndarray:
     """[t, c1, c2, action]: the Banker's expected win over both hands from (t, c1, c2) and the action,
     times the chance of (c1, c2)."""
     keep = 1 - profile.commission
-    gain = chances.wins[..., 0] * keep - chances.wins[..., 1]  # [h, t, c, action]
+    gain = chances.wins[..., HAND_LOSES] * keep - chances.wins[..., HAND_WINS]  # [h, t, c, action]
     first, second = profile.stakes
     return (first * np.einsum("tca,d->tcda", gain[0], chances.column[1])
             + second * np.einsum("tda,c->tcda", gain[1], chances.column[0]))
@@ -252,18 +258,18 @@ def banque_value(profile: Profile, weights: list[int] = INFINITE_DECK) -> Banque
     natural = chances.banker_start[NATURAL_MIN:]
     playing = chances.banker_start[:NATURAL_MIN]
     action = np.stack([1 - profile.banker_draw, profile.banker_draw], axis=-1)[:NATURAL_MIN]  # [t, c1, c2, a]
-    results = {0: [], 1: []}
-    for outcome in (0, 1):
+    results = {HAND_LOSES: [], HAND_WINS: []}
+    for outcome, chances_of in results.items():
         for h in range(HANDS):
-            at_start = natural @ chances.start_wins[h, NATURAL_MIN:, outcome]
+            at_start = natural @ chances.start_wins[NATURAL_MIN:, outcome]
             other = chances.column[1 - h]
             mine = chances.wins[h, :NATURAL_MIN, :, :, outcome]  # [t, c, a]
             if h == 0:
                 played = np.einsum("t,tca,tcda,d->", playing, mine, action, other)
             else:
                 played = np.einsum("t,tda,tcda,c->", playing, mine, action, other)
-            results[outcome].append(Fraction(at_start + played))
-    return BanqueValue(tuple(results[1]), tuple(results[0]), profile.stakes, profile.commission)
+            chances_of.append(Fraction(at_start + played))
+    return BanqueValue(tuple(results[HAND_WINS]), tuple(results[HAND_LOSES]), profile.stakes, profile.commission)
 
 
 def value_document(rule_set: RuleSet, policy: BanquePolicy, strategies: tuple[Strategy, Strategy],

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numba import njit
 
-from pipeline.cards import CODE_VALUES, VALUES
+from pipeline.cards import CODE_VALUES
 from pipeline.errors import BaccaratError
 from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile, profile_of
 from pipeline.games.strategies import Strategy, strategy_document
