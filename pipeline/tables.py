@@ -5,7 +5,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
 from pipeline.bets import BET_KINDS, Terms
 from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
@@ -96,6 +96,14 @@ class RuleSet(_Strict):
             raise ValueError("a game with options pays the Player 1:1 and the Banker 1:1 less a commission")
         if not 1 - MOST_COMMISSION <= banker.pays <= 1:
             raise ValueError(f"the banker bet pays {banker.pays}: the commission must be 0 to {MOST_COMMISSION}")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_two_hands(self, dump):
+        """A one-hand rule set dumps as before two_hands existed: its runs keep their parameters."""
+        document = dump(self)
+        if self.two_hands is None:
+            document.pop("two_hands", None)
+        return document
 
     @cached_property
     def draw(self) -> DrawRules:

@@ -422,3 +422,8 @@ def test_simulate_commits_banque_rounds_once_and_replaces_them_only_when_told(cl
     assert status == 0 and replaced.num_rows == 320_000 and not replaced.equals(rows)
     status, _, err = cli("run", "--rules", "banque", "--out", out)
     assert status == 2 and "deal baccarat banque with `baccarat simulate --rules banque`" in err
+
+
+def test_one_hand_rule_sets_dump_as_before_so_their_runs_keep_their_parameters():
+    assert "two_hands" not in load_rule_set("punto_banco").model_dump(mode="json")
+    assert load_rule_set("banque").model_dump(mode="json")["two_hands"] == {"stake_share": "0.5"}
