@@ -24,6 +24,7 @@ from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games import banque
+from pipeline.games.banque_counts import rule_set_value as banque_value_document
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
@@ -179,11 +180,11 @@ def _banque_odds(rule_set, decks, player_strategy: str | None, banker_strategy: 
     if banker_strategy is not None:
         raise BaccaratError("the banque Banker plays a policy for both hands: give --banker-policy NAME (conf/banque), "
                             "not --banker-strategy")
-    document = banque.rule_set_value(rule_set, decks, banker_policy, player_strategy)
+    document = banque_value_document(rule_set, decks, banker_policy, player_strategy)
     if as_json:
         print(json.dumps(document))
         return
-    table = Table(title=f"{rule_set.name}, {_shoe_text(INFINITE)}, stake share {document['stake_share']}: "
+    table = Table(title=f"{rule_set.name}, {_shoe_text(document['decks'])}, stake share {document['stake_share']}: "
                         f"Banker {document['banker_policy']} v {' and '.join(document['player_strategies'])}")
     for column in ("", "exact", "≈"):
         table.add_column(column, justify="left" if not column else "right")

@@ -24,7 +24,9 @@ from pipeline.games.banque import (
     load_policy,
     player_strategies,
     profile_of,
+    with_replacement,
 )
+from pipeline.games.banque_counts import count_shoe, finite_gains, shoe_value
 from pipeline.games.strategies import (
     HAND_TOTALS,
     load_strategy,
@@ -57,58 +59,79 @@ def banque(stake_share: str = "0.5", pays: str = "1"):
     return type(load_rule_set("banque")).model_validate(document)
 
 
-def profile(policy: str, first: str, second: str | None = None, stake_share="0.5", pays="1", weights=None):
+def profile(policy: str, first: str, second: str | None = None, stake_share="0.5", pays="1", gains=None):
     rule_set = banque(stake_share, pays)
     strategies = player_strategies(rule_set, first if second is None else f"{first},{second}")
-    extra = {} if weights is None else {"weights": weights}
-    return profile_of(rule_set, load_policy(policy), strategies, **extra)
+    return profile_of(rule_set, load_policy(policy), strategies, gains)
 
 
 # --- brute force: every card and every decision, one at a time ---------------------------------------
 
-def brute_force(prof: Profile, weights: list[int]) -> tuple[list[Fraction], list[Fraction]]:
-    """(player wins, banker wins) per hand, by walking every sequence of card values dealt with replacement."""
-    card = {v: Fraction(w, sum(weights)) for v, w in enumerate(weights) if w}
-    player_wins, banker_wins = [Fraction(0)] * 2, [Fraction(0)] * 2
-    for deal in itertools.product(card, repeat=6):
-        chance = np.prod([card[v] for v in deal], dtype=object)
-        hands = [[deal[0], deal[3]], [deal[1], deal[4]], [deal[2], deal[5]]]
-        for weight, finals, paid in _play(prof, card, hands):
+class Cards:
+    """The cards left to deal: `held[v]` of each value, dealt with or without replacement."""
+
+    def __init__(self, held: list[int], replacement: bool):
+        self.held, self.step = list(held), 0 if replacement else 1
+
+    def choices(self):
+        """(value, chance) of the next card, taking it out while the caller walks on."""
+        left = sum(self.held)
+        for v, count in enumerate(self.held):
+            if count:
+                self.held[v] -= self.step
+                yield v, Fraction(count, left)
+                self.held[v] += self.step
+
+
+def brute_force(prof: Profile, held: list[int], replacement: bool = True) -> tuple[list[Fraction], list[Fraction]]:
+    """(player wins, banker wins) per hand, by walking every card and every decision one at a time."""
+    cards = Cards(held, replacement)
+    wins = {"player": [Fraction(0)] * 2, "banker": [Fraction(0)] * 2}
+    def deal(dealt: list[int], chance: Fraction):
+        if len(dealt) < 6:
+            for v, p in cards.choices():
+                deal(dealt + [v], chance * p)
+            return
+        hands = [[dealt[0], dealt[3]], [dealt[1], dealt[4]], [dealt[2], dealt[5]]]
+        for weight, finals, paid in _play(prof, cards, hands):
             for h in range(2):
                 if paid[h] or finals[h] > finals[2]:
-                    player_wins[h] += chance * weight
+                    wins["player"][h] += chance * weight
                 elif finals[h] < finals[2]:
-                    banker_wins[h] += chance * weight
-    return player_wins, banker_wins
+                    wins["banker"][h] += chance * weight
+    deal([], Fraction(1))
+    return wins["player"], wins["banker"]
 
 
-def _play(prof, card, hands):
+def _play(prof, cards: Cards, hands):
     """(probability, final totals, natural paid per hand) of every way the round can go on."""
     totals = [sum(hand) % 10 for hand in hands]
     if totals[2] >= 8 or (totals[0] >= 8 and totals[1] >= 8):
         return [(Fraction(1), totals, [False, False])]
     paid = [totals[h] >= 8 for h in range(2)]
-    ways = [(Fraction(1), [], [])]  # (chance, third cards so far, columns)
-    for h in range(2):
-        grown = []
-        for chance, thirds, columns in ways:
-            if paid[h]:
-                grown.append((chance, thirds + [None], columns + [NATURAL_PAID]))
-                continue
-            q = prof.player_draw[h][totals[h]]
-            if q != 1:
-                grown.append((chance * (1 - q), thirds + [None], columns + [PLAYER_STOOD]))
-            if q != 0:
-                grown += [(chance * q * p, thirds + [v], columns + [v]) for v, p in card.items()]
-        ways = grown
     outcomes = []
-    for chance, thirds, columns in ways:
+
+    def hand(h: int, chance: Fraction, thirds: list, columns: list):
+        if h == 2:
+            return banker(chance, thirds, columns)
+        if paid[h]:
+            return hand(h + 1, chance, thirds + [None], columns + [NATURAL_PAID])
+        q = prof.player_draw[h][totals[h]]
+        if q != 1:
+            hand(h + 1, chance * (1 - q), thirds + [None], columns + [PLAYER_STOOD])
+        if q != 0:
+            for v, p in cards.choices():
+                hand(h + 1, chance * q * p, thirds + [v], columns + [v])
+
+    def banker(chance: Fraction, thirds: list, columns: list):
         finals = [(totals[h] + (thirds[h] or 0)) % 10 for h in range(2)]
         d = prof.banker_draw[totals[2], columns[0], columns[1]]
         if d != 1:
             outcomes.append((chance * (1 - d), finals + [totals[2]], paid))
         if d != 0:
-            outcomes += [(chance * d * p, finals + [(totals[2] + v) % 10], paid) for v, p in card.items()]
+            outcomes.extend((chance * d * p, finals + [(totals[2] + v) % 10], paid) for v, p in cards.choices())
+
+    hand(0, Fraction(1), [], [])
     return outcomes
 
 
@@ -118,12 +141,66 @@ def _play(prof, card, hands):
     ("banque_banker_follows_punto_banco", "banque_player_draws_at_5", None, "0.8"),
 ])
 def test_exact_value_is_the_brute_force_sum_over_a_tiny_deck(policy, first, second, share):
-    prof = profile(policy, first, second, share, pays="0.95", weights=TINY)
+    prof = profile(policy, first, second, share, pays="0.95", gains=with_replacement(TINY))
     value = banque_value(prof, TINY)
     player_wins, banker_wins = brute_force(prof, TINY)
     assert list(value.player_wins) == player_wins and list(value.banker_wins) == banker_wins
     assert value.banker == sum(s * (Fraction(19, 20) * b - p)
                                for s, b, p in zip(prof.stakes, banker_wins, player_wins))
+
+
+@cache
+def counted(shoe) -> object:
+    return count_shoe(load_draw_rules("banque"), shoe)
+
+
+MIXED = ("banque_player_draws_at_5_with_9_11", "banque_player_stands_at_5")
+
+
+@pytest.mark.parametrize("policy", ["banque_banker_maximises_expected_total", "banque_banker_follows_larger_stake",
+                                    "banque_banker_follows_punto_banco"])
+def test_the_shoe_counter_with_replacement_equals_the_infinite_deck_evaluator(policy):
+    prof = profile(policy, *MIXED, stake_share="0.35", pays="0.95")
+    assert shoe_value(counted(INFINITE), prof) == banque_value(prof)
+
+
+TINY_SHOE = (3, 2, 0, 0, 0, 2, 0, 2, 0, 0)  # 9 cards: every one is dealt when three hands draw
+
+
+@pytest.mark.parametrize(("policy", "share"), [("banque_banker_maximises_expected_total", "0.3"),
+                                               ("banque_banker_follows_larger_stake", "0.5")])
+def test_the_shoe_counter_is_the_brute_force_sum_over_a_tiny_shoe(policy, share):
+    counts = count_shoe(load_draw_rules("banque"), list(TINY_SHOE))
+    prof = profile(policy, *MIXED, stake_share=share, pays="0.95", gains=finite_gains(counts))
+    value = shoe_value(counts, prof)
+    player_wins, banker_wins = brute_force(prof, list(TINY_SHOE), replacement=False)
+    assert list(value.player_wins) == player_wins and list(value.banker_wins) == banker_wins
+
+
+def test_a_larger_shoe_comes_nearer_the_infinite_deck_as_one_over_decks():
+    prof = profile("banque_banker_follows_larger_stake", *MIXED)
+    infinite = banque_value(prof).banker
+    gaps = [shoe_value(counted(tuple(d * c for c in (64, 16, 16, 16, 16, 16, 16, 16, 16, 16))), prof).banker - infinite
+            for d in (25, 100)]  # 100 and 400 decks
+    assert gaps[0] != 0 and abs(gaps[1] * 4 / gaps[0] - 1) < 0.05
+
+
+def test_the_maximising_banker_best_responds_in_a_finite_shoe_too():
+    counts = counted(3)
+    best = profile("banque_banker_maximises_expected_total", *MIXED, stake_share="0.6", gains=finite_gains(counts))
+    value = shoe_value(counts, best).banker
+    assert value > shoe_value(counts, profile("banque_banker_maximises_expected_total", *MIXED, "0.6")).banker
+    rng = random.Random(3)
+    table = best.banker_draw.copy()
+    for _ in range(30):
+        cell = rng.randrange(8), rng.randrange(COLUMNS), rng.randrange(COLUMNS)
+        table[cell] = 1 - table[cell]
+    assert shoe_value(counts, Profile(best.stake_share, best.commission, best.player_draw, table)).banker < value
+
+
+def test_a_shoe_too_small_for_a_round_is_refused():
+    with pytest.raises(BaccaratError, match="at least nine cards"):
+        count_shoe(load_draw_rules("banque"), [8, 0, 0, 0, 0, 0, 0, 0, 0, 0])
 
 
 def test_a_hand_the_banker_follows_plays_chemin_de_fer_against_the_punto_banco_banker():
@@ -220,6 +297,19 @@ def test_simulated_values_agree_with_the_exact_values(policy, first, second, sha
     assert stakes[0] + stakes[1] == 1
 
 
+@pytest.mark.slow
+def test_a_simulated_3_deck_shoe_agrees_with_its_exact_value():
+    counts = counted(3)
+    prof = profile("banque_banker_maximises_expected_total", *MIXED, stake_share="0.7", gains=finite_gains(counts))
+    value = shoe_value(counts, prof)
+    rounds = simulated(prof, 3, 54_000, stake_share="0.7")
+    assert rounds.num_rows >= 1_000_000
+    for column, exact in [("net_banker", value.banker), ("net_hand1", value.hand(0) * prof.stakes[0]),
+                          ("net_hand2", value.hand(1) * prof.stakes[1])]:
+        nets = pc.cast(rounds.column(column), "float64").to_numpy()
+        assert abs(nets.mean() - float(exact)) < 4 * nets.std() / len(nets) ** 0.5, column
+
+
 def test_runs_are_deterministic_and_a_range_deals_as_in_a_larger_run():
     prof = profile("banque_banker_maximises_expected_total", PLAYERS[2])
     dealer = BanqueDealer(banque(), prof, 3)
@@ -313,7 +403,8 @@ def test_a_pure_option_is_recorded_and_a_natural_round_records_no_banker_decisio
 
 def test_odds_json_gives_the_exact_value(cli):
     status, out, err = cli("odds", "--rules", "banque", "--banker-policy", "banque_banker_follows_larger_stake",
-                           "--player-strategy", "banque_player_draws_at_5,banque_player_stands_at_5", "--json")
+                           "--player-strategy", "banque_player_draws_at_5,banque_player_stands_at_5", "--decks", "infinite",
+                           "--json")
     assert (status, err) == (0, "")
     document = json.loads(out)
     expected = banque_value(profile("banque_banker_follows_larger_stake", PLAYERS[0], PLAYERS[1]))
@@ -369,7 +460,6 @@ def test_bad_policies_are_one_line(cli, tmp_path, document, message):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--decks", "6"], "counted for cards dealt with replacement only"),
     (["--banker-strategy", "chemin_de_fer_banker_follows_punto_banco"], "give --banker-policy NAME"),
     (["--player-strategy", "chemin_de_fer_player_draws_at_5"], "is for the game 'chemin_de_fer'"),
     (["--player-strategy", "a,b,c"], "one strategy for both hands or two as NAME1,NAME2"),

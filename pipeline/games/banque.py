@@ -21,6 +21,7 @@ independent, so every count factors into small arrays of Fractions. A finite sho
 exactly (see README, "Baccarat banque").
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Literal
@@ -37,7 +38,7 @@ from pipeline.games.strategies import (
     load_strategy,
     player_draw_probabilities,
 )
-from pipeline.games.value import DRAW, INFINITE, INFINITE_DECK, STAND
+from pipeline.games.value import DRAW, INFINITE_DECK, STAND
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, load_draw_rules
 from pipeline.tables import RuleSet
 
@@ -112,9 +113,18 @@ class Profile:
         return self.stake_share, 1 - self.stake_share
 
 
+CellGains = Callable[[Profile], np.ndarray]  # a profile -> [total, column 1, column 2, action]: see _cell_gains
+
+
+def with_replacement(weights: list[int] = INFINITE_DECK) -> CellGains:
+    """The Banker's gains at each cell when cards are dealt with replacement with `weights`."""
+    return lambda profile: _cell_gains(Chances.of(profile, weights), profile)
+
+
 def profile_of(rule_set: RuleSet, policy: BanquePolicy, strategies: tuple[Strategy, Strategy],
-               weights: list[int] = INFINITE_DECK) -> Profile:
-    """The profile a policy makes against the Players' strategies (maximising over cards dealt with `weights`)."""
+               cell_gains: CellGains | None = None) -> Profile:
+    """The profile a policy makes against the Players' strategies; a maximising Banker weighs his
+    gains by `cell_gains` (default: the infinite deck)."""
     check_banque(rule_set)
     draw = load_draw_rules(rule_set.draw_rules)
     players = np.array([player_draw_probabilities(draw, strategy) for strategy in strategies], dtype=object)
@@ -122,7 +132,8 @@ def profile_of(rule_set: RuleSet, policy: BanquePolicy, strategies: tuple[Strate
     unset = Profile(share, commission, players, np.zeros((VALUES, COLUMNS, COLUMNS), dtype=object))
     if policy.rule == "follow_punto_banco":
         return _with_banker(unset, _following_table(policy.when_split, share))
-    return _with_banker(unset, _maximising(unset, weights, policy.on_equal == "draw"))
+    gains = (cell_gains or with_replacement())(unset)
+    return _with_banker(unset, _maximising(gains, policy.on_equal == "draw"))
 
 
 def _with_banker(profile: Profile, banker_draw: np.ndarray) -> Profile:
@@ -214,7 +225,7 @@ def _columns_and_finals(start: np.ndarray, card: np.ndarray, draws: np.ndarray) 
 
 def _cell_gains(chances: Chances, profile: Profile) -> np.ndarray:
     """[t, c1, c2, action]: the Banker's expected win over both hands from (t, c1, c2) and the action,
-    times the chance of (c1, c2)."""
+    times the chance of (c1, c2) (any positive multiple serves: only the sign of draw less stand counts)."""
     keep = 1 - profile.commission
     gain = chances.wins[..., HAND_LOSES] * keep - chances.wins[..., HAND_WINS]  # [h, t, c, action]
     first, second = profile.stakes
@@ -222,9 +233,8 @@ def _cell_gains(chances: Chances, profile: Profile) -> np.ndarray:
             + second * np.einsum("tda,c->tcda", gain[1], chances.column[0]))
 
 
-def _maximising(profile: Profile, weights: list[int], draw_on_equal: bool) -> np.ndarray:
+def _maximising(gains: np.ndarray, draw_on_equal: bool) -> np.ndarray:
     """Draw where drawing wins the Banker more over both hands than standing does."""
-    gains = _cell_gains(Chances.of(profile, weights), profile)
     better = gains[..., DRAW] - gains[..., STAND]
     draws = np.zeros((VALUES, COLUMNS, COLUMNS), dtype=object)
     draws[:NATURAL_MIN] = [[[Fraction(int(gain > 0 or (gain == 0 and draw_on_equal))) for gain in row]
@@ -272,14 +282,14 @@ def banque_value(profile: Profile, weights: list[int] = INFINITE_DECK) -> Banque
     return BanqueValue(tuple(results[HAND_WINS]), tuple(results[HAND_LOSES]), profile.stakes, profile.commission)
 
 
-def value_document(rule_set: RuleSet, policy: BanquePolicy, strategies: tuple[Strategy, Strategy],
+def value_document(rule_set: RuleSet, decks: int | str, policy: BanquePolicy, strategies: tuple[Strategy, Strategy],
                    value: BanqueValue) -> dict:
     """A profile's value as JSON: exact fractions as "p/q" strings, floats beside them."""
     gains = {"banker": value.banker, "hand1": value.hand(0), "hand2": value.hand(1)}
     chances = {f"hand{h + 1}": {"player": value.player_wins[h], "banker": value.banker_wins[h],
                                 "tie": 1 - value.player_wins[h] - value.banker_wins[h]} for h in range(HANDS)}
     return {
-        "rules": rule_set.name, "decks": INFINITE, "stake_share": str(value.stakes[0]),
+        "rules": rule_set.name, "decks": decks, "stake_share": str(value.stakes[0]),
         "commission": str(value.commission), "banker_policy": policy.name,
         "player_strategies": [strategy.name for strategy in strategies],
         "value": {who: str(gain) for who, gain in gains.items()},
@@ -288,15 +298,3 @@ def value_document(rule_set: RuleSet, policy: BanquePolicy, strategies: tuple[St
         "probabilities_float": {hand: {k: float(p) for k, p in outcomes.items()} for hand, outcomes in chances.items()},
     }
 
-
-def rule_set_value(rule_set: RuleSet, decks: int | str | None, policy_name: str | None,
-                   strategy_names: str | None) -> dict:
-    """`baccarat odds --rules banque`: the exact value of a profile, as value_document."""
-    check_banque(rule_set)
-    if decks not in (None, INFINITE):
-        raise BaccaratError("baccarat banque's exact value is counted for cards dealt with replacement only: "
-                            f"give --decks {INFINITE} or no --decks (a finite shoe is simulated, not counted)")
-    policy = load_policy(policy_name or DEFAULT_POLICY)
-    strategies = player_strategies(rule_set, strategy_names)
-    value = banque_value(profile_of(rule_set, policy, strategies))
-    return value_document(rule_set, policy, strategies, value)

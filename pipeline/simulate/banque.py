@@ -24,9 +24,10 @@ from numba import njit
 
 from pipeline.cards import CODE_VALUES
 from pipeline.errors import BaccaratError
-from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile, profile_of
+from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile
+from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
-from pipeline.games.value import INFINITE
+from pipeline.games.value import INFINITE, shoe_of
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.schemas import contract
 from pipeline.simulate.job import part_name
@@ -223,9 +224,9 @@ class BanqueRun:
     def of(cls, run_id: str | None, rule_set: RuleSet, decks: int | str | None, policy: BanquePolicy,
            strategies: tuple[Strategy, Strategy], seed: int, shoes: int) -> "BanqueRun":
         """A run of `rule_set` from its shoe, another number of decks, or INFINITE (with replacement)."""
-        rule_set = rule_set if decks in (None, INFINITE) else rule_set.with_decks(decks)
-        dealer = BanqueDealer(rule_set, profile_of(rule_set, policy, strategies),
-                              WITH_REPLACEMENT if decks == INFINITE else rule_set.decks)
+        rule_set, shoe = shoe_of(rule_set, decks)
+        dealer = BanqueDealer(rule_set, profile_for(rule_set, shoe, policy, strategies)[0],
+                              WITH_REPLACEMENT if shoe == INFINITE else shoe)
         parameters = {"rules": rule_set.model_dump(mode="json"), "decks": dealer.decks,
                       "rounds_per_stream": dealer.rounds_per_stream, "banker_policy": policy.model_dump(),
                       "player_strategies": [strategy_document(s) for s in strategies], "seed": seed, "shoes": shoes}
