@@ -17,8 +17,8 @@ A Banker policy (conf/banque/<name>.yaml) is a rule that fills his decision tabl
 Exact values are for cards dealt with replacement, each value v with probability
 weights[v] / sum(weights): the infinite deck (Kemeny and Snell's model; 13 ranks, so value 0 has
 weight 4) or any other weights. Given the Banker's total and both columns, the two hands are then
-independent, so every count factors into small arrays of Fractions. A finite shoe is not counted
-exactly (see README, "Baccarat banque").
+independent, so every count factors into small arrays of Fractions. A finite shoe is counted in
+pipeline/games/banque_counts.py.
 """
 
 from collections.abc import Callable

@@ -101,27 +101,23 @@ def _round(n, step, ways, t1, t2, bt, allowed, unused, primes, tally, ended):
                     ended[q, h, outcome] = (ended[q, h, outcome] + weight) % primes[q]
         return
     for act1 in range(2):
-        if (natural1 and act1 == 1) or (not natural1 and not allowed[t1, act1]):
+        if not _may(natural1, t1, act1, allowed):
             continue
         for v1 in range(0 if act1 else -1, VALUES if act1 else 0):
-            k1 = 1 if v1 < 0 else n[v1]
+            k1, c1, f1 = _shows(n, natural1, t1, v1)
             if k1 == 0:
                 continue
             if v1 >= 0:
                 n[v1] -= step
-            c1 = NATURAL_PAID if natural1 else (PLAYER_STOOD if v1 < 0 else v1)
-            f1 = t1 if v1 < 0 else (t1 + v1) % 10
             for act2 in range(2):
-                if (natural2 and act2 == 1) or (not natural2 and not allowed[t2, act2]):
+                if not _may(natural2, t2, act2, allowed):
                     continue
                 for v2 in range(0 if act2 else -1, VALUES if act2 else 0):
-                    k2 = 1 if v2 < 0 else n[v2]
+                    k2, c2, f2 = _shows(n, natural2, t2, v2)
                     if k2 == 0:
                         continue
                     if v2 >= 0:
                         n[v2] -= step
-                    c2 = NATURAL_PAID if natural2 else (PLAYER_STOOD if v2 < 0 else v2)
-                    f2 = t2 if v2 < 0 else (t2 + v2) % 10
                     used = 6 + (v1 >= 0) + (v2 >= 0)
                     _banker(n, ways, k1 * k2, used, t1 * COLUMNS + c1, t2 * COLUMNS + c2, bt,
                             (natural1, natural2), (f1, f2), unused, primes, tally)
@@ -129,6 +125,20 @@ def _round(n, step, ways, t1, t2, bt, allowed, unused, primes, tally, ended):
                         n[v2] += step
             if v1 >= 0:
                 n[v1] += step
+
+
+@njit(inline="always")
+def _may(natural, total, action, allowed):
+    """Whether a hand may take the action: a natural stands (it was paid), others as their table allows."""
+    return action == STAND if natural else allowed[total, action]
+
+
+@njit(inline="always")
+def _shows(n, natural, total, third):
+    """A hand's third card (-1: none) as the cards it can be (1 for none), its column and its final total."""
+    if third < 0:
+        return 1, NATURAL_PAID if natural else PLAYER_STOOD, total
+    return n[third], third, (total + third) % 10
 
 
 @njit(inline="always")
