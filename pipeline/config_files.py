@@ -1,15 +1,18 @@
-"""Reading the data files that ship with the package (rule sets, draw tables, schemas)."""
+"""Reading the data files that ship with the package (rule sets, draw tables, count systems, schemas)."""
 
+import re
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
 
 # conf/ and schemas/ sit at the top of the repository; links inside the package point at them.
 _FOLDERS = {"conf": "conf", "schemas": "schemas_data"}
+NAME = re.compile(r"^[a-z0-9_]{1,64}$")  # a shipped file's name, and the name inside it
 
 
 def resource(top: str, *parts: str) -> Traversable:
@@ -46,3 +49,37 @@ def read_yaml(source: Traversable | Path, what: str) -> dict:
     if not isinstance(document, dict):
         raise BaccaratError(f"{what}: expected a mapping at the top of {source}")
     return document
+
+
+def shipped_names(folder: str) -> list[str]:
+    """The names of the YAML files shipped in conf/<folder>."""
+    return sorted(entry.name.removesuffix(".yaml") for entry in resource("conf", folder).iterdir()
+                  if entry.name.endswith(".yaml"))
+
+
+def shipped_or_path(folder: str, name_or_path: str, what: str) -> Traversable | Path:
+    """conf/<folder>/<name>.yaml for a name, else the YAML file at a path; or a one-line error
+    naming the `what` (e.g. 'rule set')."""
+    if NAME.match(name_or_path):
+        if name_or_path not in shipped_names(folder):
+            raise BaccaratError(f"unknown {what} {name_or_path!r} (known: {', '.join(shipped_names(folder))}; "
+                                "or give the path of a .yaml file)")
+        return resource("conf", folder, f"{name_or_path}.yaml")
+    source = Path(name_or_path)
+    if not name_or_path or not source.exists():
+        raise BaccaratError(f"{what} file not found: {name_or_path}")
+    if source.is_dir():
+        raise BaccaratError(f"{what} {name_or_path!r} is a folder, not a YAML file")
+    if not source.is_file():  # a FIFO or a device would hang the reader
+        raise BaccaratError(f"{what} {name_or_path!r} is not a regular file")
+    return source
+
+
+def validation_message(error: ValidationError) -> str:
+    """A pydantic validation error as one line: `field: problem; field: problem`."""
+    problems = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)

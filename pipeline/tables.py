@@ -1,22 +1,19 @@
 """Table rule sets: `conf/rules/<name>.yaml` (or any path) -> a validated RuleSet."""
 
-import re
 from functools import cached_property
-from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.bets import BET_KINDS, Terms
 from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
-from pipeline.config_files import read_yaml, resource
+from pipeline.config_files import NAME, read_yaml, shipped_names, shipped_or_path, validation_message
 from pipeline.errors import BaccaratError
 from pipeline.rules import DrawRules, load_draw_rules
 
 DEFAULT_RULES = "punto_banco"
 MOST_CARDS_BURNED = 11  # the turned card and up to ten more
 MOST_CARDS_PER_ROUND = 6
-_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
 
 class _Strict(BaseModel):
@@ -36,10 +33,10 @@ class CutCard(_Strict):
 
 
 class RuleSet(_Strict):
-    name: Annotated[str, Field(pattern=_NAME.pattern)]
+    name: Annotated[str, Field(pattern=NAME.pattern)]
     description: str = ""
     decks: Annotated[int, Field(ge=MIN_DECKS, le=MAX_DECKS)]
-    draw_rules: Annotated[str, Field(pattern=_NAME.pattern)]
+    draw_rules: Annotated[str, Field(pattern=NAME.pattern)]
     burn: Burn
     cut_card: CutCard
     bets: Annotated[dict[str, Terms], Field(min_length=1)]
@@ -75,45 +72,21 @@ class RuleSet(_Strict):
         return _validated({**self.model_dump(), "decks": decks}, f"rule set {self.name!r} with {decks} decks")
 
 
-def _one_line(error: ValidationError) -> str:
-    problems = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"])
-        message = problem["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
-
-
 def _validated(document: dict, what: str) -> RuleSet:
     try:
         rule_set = RuleSet.model_validate(document)
         rule_set.draw  # a missing draw table is a config error too
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {_one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_message(error)}") from None
     return rule_set
 
 
 def known_rule_sets() -> list[str]:
-    return sorted(entry.name.removesuffix(".yaml") for entry in resource("conf", "rules").iterdir()
-                  if entry.name.endswith(".yaml"))
+    return shipped_names("rules")
 
 
 def load_rule_set(name_or_path: str = DEFAULT_RULES, decks: int | None = None) -> RuleSet:
     """A shipped rule set by name, or a YAML file by path; `decks` overrides the file's."""
-    if _NAME.match(name_or_path):
-        if name_or_path not in known_rule_sets():
-            raise BaccaratError(
-                f"unknown rule set {name_or_path!r} (known: {', '.join(known_rule_sets())}; "
-                "or give the path of a .yaml file)"
-            )
-        source = resource("conf", "rules", f"{name_or_path}.yaml")
-    else:
-        source = Path(name_or_path)
-        if not name_or_path or not source.exists():
-            raise BaccaratError(f"rule set file not found: {name_or_path}")
-        if source.is_dir():
-            raise BaccaratError(f"rule set {name_or_path!r} is a folder, not a YAML file")
-        if not source.is_file():  # a FIFO or a device would hang the reader
-            raise BaccaratError(f"rule set {name_or_path!r} is not a regular file")
+    source = shipped_or_path("rules", name_or_path, "rule set")
     what = f"rule set {name_or_path!r}"
     return _validated(read_yaml(source, what), what).with_decks(decks)

@@ -7,18 +7,14 @@ the run's row in `runs`, last.
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
-import builtins
 import contextlib
 import hashlib
 import json
 import os
-import re
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from math import ceil
 
 import pyarrow.parquet as pq
 
@@ -29,6 +25,7 @@ from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
+from pipeline.tasks import collect_reporting, os_error_message, part_name, partitions_for, shoe_ranges
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -53,8 +50,7 @@ class Plan:
 
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
-        size = ceil(self.shoes / min(self.partitions, self.shoes))
-        return [(first, min(first + size, self.shoes)) for first in range(0, self.shoes, size)]
+        return shoe_ranges(self.shoes, self.partitions)
 
     def parameters(self) -> dict:
         """What determines the content; two runs with equal parameters hold equal rows."""
@@ -67,11 +63,7 @@ class Plan:
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:
-    return max(1, min(shoes, max(parallelism, ceil(shoes / SHOES_PER_TASK))))
-
-
-def part_name(first: int, last: int, key: str) -> str:
-    return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
+    return partitions_for(shoes, parallelism, SHOES_PER_TASK)
 
 
 class SimulationFailed(BaccaratError):
@@ -161,9 +153,9 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
 
     tasks = context.parallelize(ranges, len(ranges)).map(task)
     try:
-        results = _collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
+        results = collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
     except Exception as error:
-        message = _os_error_message(str(error))
+        message = os_error_message(str(error))
         if message is None:
             raise  # not an I/O failure: a bug, shown with its traceback
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
@@ -200,37 +192,3 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     except StorageError as error:
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: {error}") from None
     return record
-
-
-_EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
-
-
-def _os_error_message(text: str) -> str | None:
-    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
-    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
-    lines = _EXCEPTION_LINE.findall(text)
-    if not lines:
-        return None
-    name, message = lines[-1]
-    kind = getattr(builtins, name, None)
-    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
-
-
-def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
-    """collect() in a thread, so that the driver's main thread can report progress meanwhile."""
-    outcome: dict = {}
-
-    def collect():
-        try:
-            outcome["results"] = tasks.collect()
-        except BaseException as error:  # re-raised on the driver's main thread below
-            outcome["error"] = error
-
-    worker = threading.Thread(target=collect, daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.5)
-        report()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["results"]
