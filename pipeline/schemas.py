@@ -46,10 +46,11 @@ class Contract:
         per-count spec (`true_count_{count}`) one per count system."""
         out = []
         for spec in self.columns:
-            key, values = ("bet", bets) if spec.get("per_bet") else ("count", counts) if spec.get("per_count") else (None, ())
+            key = "bet" if spec.get("per_bet") else "count" if spec.get("per_count") else None
             if key is None:
                 out.append(Column(spec["name"], spec["type"], spec["nullable"], spec["description"]))
-            for value in values:
+                continue
+            for value in bets if key == "bet" else counts:
                 out.append(Column(spec["name"].format(**{key: value}), spec["type"], spec["nullable"],
                                   spec["description"].format(**{key: value}), repeated=True))
         return out

@@ -26,7 +26,7 @@ def part_name(first: int, last: int, key: str) -> str:
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
 
 
-def os_error_message(text: str) -> str | None:
+def _os_error_message(text: str) -> str | None:
     """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
     exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
     lines = _EXCEPTION_LINE.findall(text)
@@ -37,7 +37,7 @@ def os_error_message(text: str) -> str | None:
     return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
 
 
-def collect_reporting(tasks, report: Callable[[], None]) -> list:
+def _collect_reporting(tasks, report: Callable[[], None]) -> list:
     """collect() in a thread, so that the driver's main thread can report progress meanwhile."""
     outcome: dict = {}
 
@@ -55,3 +55,16 @@ def collect_reporting(tasks, report: Callable[[], None]) -> list:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["results"]
+
+
+def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], Exception]) -> list:
+    """The tasks' results, collected while `report` runs; when a task failed with an OSError (a full
+    disk, ...), failed(its message) is raised instead, one line. Any other failure is a bug: it keeps
+    its traceback."""
+    try:
+        return _collect_reporting(tasks, report)
+    except Exception as error:
+        message = _os_error_message(str(error))
+        if message is None:
+            raise
+        raise failed(message) from None

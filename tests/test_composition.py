@@ -215,7 +215,8 @@ BAD_COUNTS = [
     ({"initial_running_count": 3}, "a balanced count starts at 0"),
     ({"tags": {**COUNT["tags"], "A": 1}}, "balanced is true, but the tags of one deck sum to 4"),
     ({"bets": {"baccarat": {"favourable_when": "high"}}}, "unknown bet kind 'baccarat'"),
-    ({"bets": {"dragon_7": {"favourable_when": "up"}}}, "bets.dragon_7.favourable_when: Input should be 'high' or 'low'"),
+    ({"bets": {"dragon_7": {"favourable_when": "up"}}},
+     "bets.dragon_7.favourable_when: Input should be 'high' or 'low'"),
     ({"name": "Bad Name"}, "name: String should match pattern"),
     ({"colour": "red"}, "colour: Extra inputs are not permitted"),
 ]

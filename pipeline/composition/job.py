@@ -14,18 +14,17 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
 from pipeline.bets import BET_KINDS
 from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
-from pipeline.runs import RUNS, read_run, run_files, verify_files
+from pipeline.runs import read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
 from pipeline.storage import PARTITION, StorageError, Store
 from pipeline.tables import RuleSet
-from pipeline.tasks import collect_reporting, os_error_message, part_name, partitions_for, shoe_ranges
+from pipeline.tasks import collect_or_fail, part_name, partitions_for, shoe_ranges
 
 ROUND_EV = "round_ev"
 SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes
@@ -76,13 +75,7 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     """The plan for a committed run whose files pass their checks, or a one-line error: an unknown run,
     more shoes than it holds, count systems that are bad or meant for bets its rule set lacks.
     `counts`: comma-separated names or paths, None for the shipped systems its rule set can use."""
-    run = read_run(out, run_id)
-    if run is None:
-        raise BaccaratError(f"unknown run id {run_id!r}: no row in {out.location(RUNS)}")
-    try:
-        rule_set = RuleSet.model_validate(run["parameters"]["rules"])
-    except ValidationError as error:
-        raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
+    run, rule_set = read_committed_run(out, run_id)
     if shoes is not None and shoes > run["shoes"]:
         raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run['shoes']:,} shoes)")
     systems = count_systems_for(rule_set, counts)
@@ -120,7 +113,8 @@ def round_ev_rows(plan: Plan, rounds: pa.Table, shoes: pa.Table) -> pa.Table:
     return pa.table(columns).select(schema.names).cast(schema)
 
 
-def write_range(plan: Plan, first: int, last: int, on_batch: Callable[[int, int], None] = lambda shoes, rounds: None) -> dict:
+def write_range(plan: Plan, first: int, last: int,
+                on_batch: Callable[[int, int], None] = lambda shoes, rounds: None) -> dict:
     """Compute and write the round_ev rows of shoes [first, last) as one file; runs inside a Spark task."""
     path = plan.file_path(first, last)
     rows, writer = 0, None
@@ -174,15 +168,11 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
 
         return write_range(plan, *shoe_range, on_batch)
 
-    try:
-        files = collect_reporting(context.parallelize(ranges, len(ranges)).map(task),
-                                  lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
-    except Exception as error:
-        message = os_error_message(str(error))
-        if message is None:
-            raise  # not an I/O failure: a bug, shown with its traceback
-        raise CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: a task failed writing "
-                                f"under {plan.out}: {message}") from None
+    files = collect_or_fail(
+        context.parallelize(ranges, len(ranges)).map(task),
+        lambda: on_progress and on_progress(shoes_done.value, rounds_done.value),
+        lambda message: CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: a task failed "
+                                          f"writing under {plan.out}: {message}"))
     plan.out.remove_temporaries(ROUND_EV, plan.run_id, plan.job)
     files.sort(key=lambda f: f["first_shoe"])
     try:

@@ -25,7 +25,7 @@ from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
-from pipeline.tasks import collect_reporting, os_error_message, part_name, partitions_for, shoe_ranges
+from pipeline.tasks import collect_or_fail, part_name, partitions_for, shoe_ranges
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -152,14 +152,10 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
         return result
 
     tasks = context.parallelize(ranges, len(ranges)).map(task)
-    try:
-        results = collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
-    except Exception as error:
-        message = os_error_message(str(error))
-        if message is None:
-            raise  # not an I/O failure: a bug, shown with its traceback
-        raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
-                               f"{plan.out}: {message}") from None
+    results = collect_or_fail(
+        tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value),
+        lambda message: SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
+                                         f"{plan.out}: {message}"))
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
