@@ -20,7 +20,7 @@ from pipeline.exact import exact_odds
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import Store
-from pipeline.tables import load_rule_set
+from pipeline.tables import RuleSet, load_rule_set
 
 RUN = "ez1"
 SHOES_ANALYSED = 2
@@ -80,8 +80,12 @@ def plain_counts(name: str, composition: list[int], decks: int) -> tuple[float, 
     return running, running * 52 / sum(composition)
 
 
-def test_unseen_cards_are_the_shoe_less_the_burn_card_and_earlier_rounds():
-    rule_set = load_rule_set("ez_baccarat")
+def without_burn(name: str) -> RuleSet:
+    return RuleSet.model_validate({**load_rule_set(name).model_dump(), "burn": {"enabled": False}})
+
+
+@pytest.mark.parametrize("rule_set", [load_rule_set("ez_baccarat"), without_burn("punto_banco")], ids=["burn", "no burn"])
+def test_unseen_cards_are_the_shoe_less_the_burn_card_and_earlier_rounds(rule_set):
     rounds, shoes = Dealer.of(rule_set).deal(5, 0, 3)
     unseen = unseen_compositions(rounds, shoes, rule_set.decks)
     expected = plain_compositions(rounds.to_pylist(), shoes.to_pylist(), rule_set.decks)

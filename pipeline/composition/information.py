@@ -12,6 +12,7 @@ which only a replay of the shoe's shuffle from its rng_seed knows; `dealer_view`
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numba import njit
 
 from pipeline.cards import CARDS_PER_DECK
 from pipeline.simulate.kernel import NO_CARD, shuffled_shoe
@@ -26,12 +27,17 @@ def _codes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return pc.fill_null(column, NO_CARD).to_numpy().astype(np.int16)
 
 
-def _tally(rows: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
-    """An (n, 52) count of each card code at each row, from parallel arrays of rows and codes."""
-    counts = np.zeros((n, CARDS_PER_DECK), dtype=np.int32)
-    dealt = codes != NO_CARD
-    np.add.at(counts, (rows[dealt], codes[dealt]), 1)
-    return counts
+@njit(cache=True)
+def _walk_shoes(shoe_id, shoe_row, cards, unseen_at_start, compositions):
+    """Walk rounds sorted by shoe and round: each row gets the composition before its cards are dealt."""
+    current = np.empty(unseen_at_start.shape[1], dtype=np.int16)
+    for i in range(len(shoe_id)):
+        if i == 0 or shoe_id[i] != shoe_id[i - 1]:
+            current[:] = unseen_at_start[shoe_row[i]]
+        compositions[i] = current
+        for k in range(cards.shape[0]):
+            if cards[k, i] != NO_CARD:
+                current[cards[k, i]] -= 1
 
 
 def unseen_compositions(rounds: pa.Table, shoes: pa.Table, decks: int, dealer_view: bool = False) -> pa.Table:
@@ -43,29 +49,30 @@ def unseen_compositions(rounds: pa.Table, shoes: pa.Table, decks: int, dealer_vi
     """
     rounds = rounds.select(list(ROUND_COLUMNS)).sort_by([("shoe_id", "ascending"), ("round", "ascending")])
     shoes = shoes.select(list(SHOE_COLUMNS)).sort_by("shoe_id")
-    shoe_id = rounds["shoe_id"].to_numpy()
-    n = len(shoe_id)
-    rows = np.arange(n)
-    dealt = sum(_tally(rows, _codes(rounds[column]), n) for column in CARD_COLUMNS)
-    seen_before = np.cumsum(dealt, axis=0) - dealt  # every earlier round of the batch ...
-    starts = np.flatnonzero(np.r_[True, shoe_id[1:] != shoe_id[:-1]]) if n else np.zeros(0, dtype=np.int64)
-    seen_before -= np.repeat(seen_before[starts], np.diff(np.r_[starts, n]), axis=0)  # ... of the same shoe
-    shoe_row = np.searchsorted(shoes["shoe_id"].to_numpy(), shoe_id)
-    shown = _tally(np.arange(shoes.num_rows), _codes(shoes["burn_card"]), shoes.num_rows)
+    shoe_id, shoe_ids = rounds["shoe_id"].to_numpy(), shoes["shoe_id"].to_numpy()
+    shoe_row = np.minimum(np.searchsorted(shoe_ids, shoe_id), max(len(shoe_ids) - 1, 0))
+    if len(shoe_id) and (not len(shoe_ids) or (shoe_ids[shoe_row] != shoe_id).any()):
+        raise ValueError("rounds of a shoe that the shoes table lacks")
+    unseen_at_start = np.full((shoes.num_rows, CARDS_PER_DECK), decks, dtype=np.int16)
+    burn_card = _codes(shoes["burn_card"])
+    shown = burn_card != NO_CARD
+    unseen_at_start[np.flatnonzero(shown), burn_card[shown]] -= 1
     if dealer_view:
-        shown += burned_face_down(shoes, decks)
-    composition = (decks - seen_before - shown[shoe_row]).astype(np.int16)
+        unseen_at_start -= burned_face_down(shoes, decks)
+    compositions = np.empty((len(shoe_id), CARDS_PER_DECK), dtype=np.int16)
+    cards = np.stack([_codes(rounds[column]) for column in CARD_COLUMNS])
+    _walk_shoes(shoe_id, shoe_row, cards, unseen_at_start, compositions)
     return pa.table({
         "shoe_id": rounds["shoe_id"], "round": rounds["round"],
-        "unseen_cards": pa.array(composition.sum(axis=1, dtype=np.int16)),
-        "composition": pa.FixedSizeListArray.from_arrays(pa.array(composition.ravel()), CARDS_PER_DECK),
+        "unseen_cards": pa.array(compositions.sum(axis=1, dtype=np.int16)),
+        "composition": pa.FixedSizeListArray.from_arrays(pa.array(compositions.ravel()), CARDS_PER_DECK),
     })
 
 
 def burned_face_down(shoes: pa.Table, decks: int) -> np.ndarray:
     """(shoes, 52): the cards each shoe burned face down after its turned card, replayed from its
     rng_seed (the turned card is the shoe's first, the burned ones follow it)."""
-    burned = np.zeros((shoes.num_rows, CARDS_PER_DECK), dtype=np.int32)
+    burned = np.zeros((shoes.num_rows, CARDS_PER_DECK), dtype=np.int16)
     seeds = shoes["rng_seed"].to_pylist()
     for row, (seed, count) in enumerate(zip(seeds, shoes["cards_burned"].to_numpy())):
         np.add.at(burned[row], shuffled_shoe(np.uint64(int(seed)), decks)[1:1 + count], 1)
