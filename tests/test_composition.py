@@ -84,7 +84,8 @@ def without_burn(name: str) -> RuleSet:
     return RuleSet.model_validate({**load_rule_set(name).model_dump(), "burn": {"enabled": False}})
 
 
-@pytest.mark.parametrize("rule_set", [load_rule_set("ez_baccarat"), without_burn("punto_banco")], ids=["burn", "no burn"])
+@pytest.mark.parametrize("rule_set", [load_rule_set("ez_baccarat"), without_burn("punto_banco")],
+                         ids=["burn", "no burn"])
 def test_unseen_cards_are_the_shoe_less_the_burn_card_and_earlier_rounds(rule_set):
     rounds, shoes = Dealer.of(rule_set).deal(5, 0, 3)
     unseen = unseen_compositions(rounds, shoes, rule_set.decks)
@@ -266,6 +267,7 @@ def bad_count_file(tmp_path, kind):
     return write_count(tmp_path, {"unknown rank": {"tags": {**COUNT["tags"], "Z": 1}},
                                   "non-numeric tag": {"tags": {**COUNT["tags"], 5: "x"}},
                                   "missing field": {"balanced": None},
+                                  "shipped name": {"name": "jacobson_dragon_7", "tags": {**COUNT["tags"], 3: 1, 4: -2}},
                                   "lacking bet": {"bets": {"super_six": {"favourable_when": "high"}}}}[kind])
 
 
@@ -283,6 +285,8 @@ BAD_COMMANDS = [
     (["--run-id", RUN, "--counts", "{non-numeric tag}"], "tags.5: Input should be a valid number"),
     (["--run-id", RUN, "--counts", "{missing field}"], "balanced: Field required"),
     (["--run-id", RUN, "--counts", "{duplicate key}"], "duplicate key 'balanced'"),
+    (["--run-id", RUN, "--counts", "{shipped name}"], "is named 'jacobson_dragon_7', like a shipped one it differs "
+                                                      "from"),
     (["--run-id", RUN, "--counts", "{lacking bet}"], "is meant for super_six, which rule set 'ez_one_deck' does "
                                                      "not offer"),
 ]

@@ -119,6 +119,9 @@ def count_systems_for(rule_set: RuleSet, names: str | None) -> tuple[CountSystem
         if system.name in seen:
             raise BaccaratError(f"--counts names the count system {system.name!r} twice")
         seen.add(system.name)
+        if given != system.name and system.name in known_count_systems() and system != load_count_system(system.name):
+            raise BaccaratError(f"count system {given!r} is named {system.name!r}, like a shipped one it differs "
+                                "from: rename it, so that its columns are not taken for the shipped system's")
         if lacking := [kind for kind in system.bets if kind not in rule_set.bets]:
             raise BaccaratError(f"count system {given!r} is meant for {lacking[0]}, which rule set "
                                 f"{rule_set.name!r} does not offer (it offers {', '.join(rule_set.bets)})")
