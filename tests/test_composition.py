@@ -1,6 +1,7 @@
 """Composition analytics: the information model, count systems as data, and the job writing round_ev,
 checked against plain-Python recomputations that share no code with them."""
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -153,8 +154,10 @@ def test_rows_do_not_depend_on_the_partitions_and_a_rerun_is_a_no_op(spark, anal
     store = Store.parse(str(analysed))
     before = round_ev(analysed)
     plan = composition_job.plan_for(store, RUN, SHOES_ANALYSED, None)
+    before_job = int(time.time() * 1000)
     composition_job.run(spark, replace(plan, partitions=1))  # other files, the same rows
     assert len(store.partition_files("round_ev", RUN)) == 1
+    assert store.delta_table("round_ev").transaction_version(f"baccarat-composition:{RUN}") >= before_job
     assert round_ev(analysed) == before
     version = store.delta_table("round_ev").version()
     status, out, _ = cli("composition", "--run-id", RUN, "--out", analysed, "--shoes", SHOES_ANALYSED,
