@@ -286,10 +286,14 @@ def composition(
     finally:
         reporter.close()
     seconds = time.monotonic() - started
-    print(f"committed round_ev of run {run_id!r}: {result['shoes']:,} shoes, {result['rounds']:,} rounds, "
-          f"{len(result['files'])} files in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
+    print(f"committed round_ev of run {run_id!r}: {_count(result['shoes'], 'shoe')}, "
+          f"{_count(result['rounds'], 'round')}, {_count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
           f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
           f"{', '.join(result['counts']) or 'none'}")
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
 
 
 def _forget_replaced_marts(out: Store, run_id: str) -> None:

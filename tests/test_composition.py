@@ -171,13 +171,24 @@ def test_another_runs_count_columns_stay_in_the_table(spark, analysed, one_deck_
     status, out, err = cli("composition", "--run-id", "other", "--out", analysed, "--counts", "jacobson_panda_8",
                            "--master", "local[2]")
     assert status == 0, err
-    assert "committed round_ev of run 'other': 1 shoes" in out and "count systems: jacobson_panda_8" in out
+    assert "committed round_ev of run 'other': 1 shoe, " in out and "count systems: jacobson_panda_8" in out
     schema = Store.parse(str(analysed)).delta_table("round_ev").schema().to_arrow()
     assert "true_count_jacobson_dragon_7" in pa.schema(schema).names
     other = round_ev(analysed, "other")
     assert all(row["true_count_jacobson_dragon_7"] is None and row["true_count_jacobson_panda_8"] is not None
                for row in other)
     assert all(row["true_count_jacobson_dragon_7"] is not None for row in round_ev(analysed))
+
+
+def test_the_job_reads_and_writes_an_object_store(spark, bucket, one_deck_ez, cli):
+    simulate(spark, bucket, rules=one_deck_ez, seed=13, shoes=2, partitions=2, run_id="s3run")
+    status, out, err = cli("composition", "--run-id", "s3run", "--out", bucket, "--shoes", 1,
+                           "--counts", "jacobson_dragon_7", "--master", "local[2]")
+    assert status == 0, err
+    rows = round_ev(bucket, "s3run")
+    first_shoe = [r for r in read_table(bucket, "s3run", "rounds").to_dicts() if r["shoe_id"] == 0]
+    assert [(r["shoe_id"], r["round"]) for r in rows] == sorted((r["shoe_id"], r["round"]) for r in first_shoe)
+    assert f"version 1 of {bucket}/round_ev" in out  # created at version 0, then the commit
 
 
 # -- count systems ---------------------------------------------------------------------------------
