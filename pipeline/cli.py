@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
+from pipeline.composition import job as composition_job
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
@@ -376,6 +377,48 @@ def simulate(
     return run_id
 
 
+@app.command()
+def composition(
+    run_id: Annotated[str, typer.Option(help="The committed run whose rounds are analysed.")],
+    out: OutOption = DEFAULT_OUT,
+    shoes: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_SHOES, help="Only the run's first N shoes; default every shoe.")] = None,
+    counts: Annotated[str | None, typer.Option(
+        metavar="NAME,...", help="Count systems: names in conf/counts or paths of .yaml files; default every "
+        "shipped one whose bets the run's rule set offers.")] = None,
+    master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_PARTITIONS, help="Tasks, and files (at most 1,000,000).")] = None,
+) -> None:
+    """Exact EV of every bet before every round of a committed run, from the cards a player has not
+    seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
+    plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
+    out.check_writable()
+    if composition_job.is_committed(plan):
+        print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
+              "nothing to do")
+        return
+    started = time.monotonic()
+    spark = spark_session(master, f"baccarat composition {run_id}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=composition_job.default_partitions(
+            plan.shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(f"composition {run_id}", plan.shoes, live=sys.stdout.isatty())
+    try:
+        result = composition_job.run(spark, plan, reporter)
+    finally:
+        reporter.close()
+    seconds = time.monotonic() - started
+    print(f"committed round_ev of run {run_id!r}: {_count(result['shoes'], 'shoe')}, "
+          f"{_count(result['rounds'], 'round')}, {_count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
+          f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
+          f"{', '.join(result['counts']) or 'none'}")
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
+
+
 def _forget_replaced_marts(out: Store, run_id: str) -> None:
     """The marts of a replaced run describe the old one: they go, and a local warehouse is published
     again, so that neither shows the old run's figures nor names its files."""
@@ -708,7 +751,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except job.SimulationFailed as error:  # the run failed (a full disk, ...): not bad input
+    except (job.SimulationFailed, composition_job.CompositionFailed) as error:  # a full disk, ...: not bad input
         print(f"error: {error}", file=sys.stderr)
         return 1
     except BaccaratError as error:

@@ -6,11 +6,10 @@ from functools import cached_property
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
-from pipeline.runs import RUNS, committed_runs, read_run, run_files, verify_files
+from pipeline.runs import committed_runs, read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.tables import RuleSet
@@ -79,13 +78,7 @@ def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...]) -> N
 
 def load_run(out: Store, run_id: str) -> RunInput:
     """A committed run whose files all exist, match their checksums and follow the contracts."""
-    record = read_run(out, run_id)
-    if record is None:
-        raise BaccaratError(f"unknown run id {run_id!r}: no row in {out.location(RUNS)}")
-    try:
-        rule_set = RuleSet.model_validate(record["parameters"]["rules"])
-    except ValidationError as error:
-        raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
+    record, rule_set = read_committed_run(out, run_id)
     verify_files(out, record)
     for entry in record["files"]:
         _check_schema(out, entry["path"], entry["table"], tuple(record["bets"]))

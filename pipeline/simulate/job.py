@@ -7,18 +7,14 @@ the run's row in `runs`, last.
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
-import builtins
 import contextlib
 import hashlib
 import json
 import os
-import re
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from math import ceil
 
 import pyarrow.parquet as pq
 
@@ -30,6 +26,7 @@ from pipeline.schemas import contract
 from pipeline.simulate import progress
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
+from pipeline.tasks import collect_or_fail, part_name, partitions_for, shoe_ranges
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -39,7 +36,6 @@ MAX_SEED = 2**64 - 1
 # driver's memory stays bounded (it holds one range a task).
 MAX_SHOES = 10**10
 MAX_PARTITIONS = 1_000_000
-REPORT_SECONDS = 0.1
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
 
 
@@ -58,8 +54,7 @@ class Plan:
 
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
-        size = ceil(self.shoes / min(self.partitions, self.shoes))
-        return [(first, min(first + size, self.shoes)) for first in range(0, self.shoes, size)]
+        return shoe_ranges(self.shoes, self.partitions)
 
     def parameters(self) -> dict:
         """What determines the content; two runs with equal parameters hold equal rows."""
@@ -77,11 +72,7 @@ def simulable(rule_set: RuleSet) -> RuleSet:
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:
-    return max(1, min(shoes, max(parallelism, ceil(shoes / SHOES_PER_TASK))))
-
-
-def part_name(first: int, last: int, key: str) -> str:
-    return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
+    return partitions_for(shoes, parallelism, SHOES_PER_TASK)
 
 
 class SimulationFailed(BaccaratError):
@@ -183,15 +174,11 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
             on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
 
     tasks = context.parallelize(list(enumerate(ranges)), len(ranges)).map(task)
-    try:
-        with listener:
-            results = _collect_reporting(tasks, report)
-    except Exception as error:
-        message = _os_error_message(str(error))
-        if message is None:
-            raise  # not an I/O failure: a bug, shown with its traceback
-        raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
-                               f"{plan.out}: {message}") from None
+    with listener:
+        results = collect_or_fail(
+            tasks, report,
+            lambda message: SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
+                                             f"{plan.out}: {message}"))
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
@@ -224,37 +211,3 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     except StorageError as error:
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: {error}") from None
     return record
-
-
-_EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
-
-
-def _os_error_message(text: str) -> str | None:
-    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
-    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
-    lines = _EXCEPTION_LINE.findall(text)
-    if not lines:
-        return None
-    name, message = lines[-1]
-    kind = getattr(builtins, name, None)
-    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
-
-
-def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
-    """collect() in a thread, so that the driver's main thread can report progress meanwhile."""
-    outcome: dict = {}
-
-    def collect():
-        try:
-            outcome["results"] = tasks.collect()
-        except BaseException as error:  # re-raised on the driver's main thread below
-            outcome["error"] = error
-
-    worker = threading.Thread(target=collect, daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(REPORT_SECONDS)
-        report()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["results"]
