@@ -39,6 +39,7 @@ MAX_SEED = 2**64 - 1
 MAX_SHOES = 10**10
 MAX_PARTITIONS = 1_000_000
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
+SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,9 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
         message = _os_error_message(str(error))
         if message is None:
             raise  # not an I/O failure: a bug, shown with its traceback
+        log = context.getConf().get(SPARK_LOG_FILE)
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
-                               f"{plan.out}: {message}") from None
+                               f"{plan.out}: {message}" + (f" (the task's trace is in {log})" if log else "")) from None
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
