@@ -196,6 +196,7 @@ def spark_session(master: str | None, app_name: str):
     requested = _requested_spark_log_level()
     if (session := SparkSession.getActiveSession()) is not None:
         return session
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
@@ -220,7 +221,8 @@ def _start_driver(conf, log: Path | None) -> None:
         with (log.open("ab") if log else contextlib.nullcontext()) as output:
             gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
     except PySparkRuntimeError:
-        raise BaccaratError("Spark's JVM stopped as it started" + (f": its output is in {log}" if log else "")) from None
+        where = f": its output is in {log}" if log else ""
+        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
     SparkContext(conf=conf, gateway=gateway)
 
 
@@ -280,7 +282,9 @@ def simulate(
         min=1, max=job.MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
-    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs).
+
+    Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
     rule_set = load_rule_set(rules)
     warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)

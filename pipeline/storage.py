@@ -235,7 +235,8 @@ class Store:
         except FileNotFoundError:
             return
         except OSError as error:
-            raise StorageError(f"the log of table {table!r}, {log}, is not readable: {error.strerror or error}") from None
+            raise StorageError(f"the log of table {table!r}, {log}, is not readable: "
+                               f"{error.strerror or error}") from None
         for entry in entries:
             if not (entry.is_file() or entry.is_dir()):
                 raise StorageError(f"{entry.path} is not a regular file (a FIFO, a socket, a device or a broken "
