@@ -194,16 +194,19 @@ def spark_session(master: str | None, app_name: str):
     from pyspark.sql import SparkSession
 
     requested = _requested_spark_log_level()
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
+    if not submitted:
+        check_java()
+        master = check_master(master or "local[*]")
     if (session := SparkSession.getActiveSession()) is not None:
         return session
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
-    if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: its JVM, its master
+    if submitted:
         return SparkSession.builder.config(conf=conf).getOrCreate()
-    check_java()
-    conf.setMaster(check_master(master or "local[*]")).set("spark.driver.memory", "512m")
+    conf.setMaster(master).set("spark.driver.memory", "512m")
     conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
     _start_driver(conf, log=None if requested else _new_spark_log())
     return SparkSession.builder.getOrCreate()
