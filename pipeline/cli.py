@@ -1,5 +1,6 @@
 """`baccarat`: the one command line, dispatching the jobs. All printing for people happens here."""
 
+import contextlib
 import json
 import os
 import re
@@ -41,6 +42,7 @@ from pipeline.marts.publish import (
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.storage import MIN_RETENTION_HOURS, Store
+from pipeline.tasks import SPARK_LOG_FILE
 from pipeline.tables import DEFAULT_RULES, load_rule_set
 
 app = typer.Typer(
@@ -265,36 +267,91 @@ def check_java() -> None:
                             "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
 
 
-def _driver_log_options() -> str:
-    """The driver's log4j settings: errors only, unless BACCARAT_SPARK_LOG_LEVEL says otherwise."""
+SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+KEPT_SPARK_LOGS = 20
+
+
+def _requested_spark_log_level() -> str | None:
+    """BACCARAT_SPARK_LOG_LEVEL: Spark's own lines on the terminal, from this level up."""
+    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL") or None
+    if level is not None and level.upper() not in SPARK_LOG_LEVELS:
+        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level ({', '.join(SPARK_LOG_LEVELS)})")
+    return level and level.upper()
+
+
+def spark_log_folder() -> Path:
+    """Where Spark's output goes when it is kept off the terminal: BACCARAT_LOG_DIR, else the user's
+    state folder (XDG_STATE_HOME, by default ~/.local/state) under baccarat/logs."""
+    if folder := os.environ.get("BACCARAT_LOG_DIR"):
+        return Path(folder).expanduser().absolute()
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state", "baccarat", "logs")
+
+
+def _new_spark_log() -> Path:
+    """A new log file for this process's JVM; only the newest KEPT_SPARK_LOGS stay in the folder."""
+    folder = spark_log_folder()
+    log = folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        log.touch()
+        for old in sorted(folder.glob("spark-*.log"))[:-KEPT_SPARK_LOGS]:
+            old.unlink(missing_ok=True)
+    except OSError as error:
+        raise BaccaratError(f"cannot write Spark's log in {folder}: {error.strerror or error} "
+                            "(set BACCARAT_LOG_DIR to a folder that can be written)") from None
+    return log
+
+
+def _driver_java_options(level: str) -> str:
+    # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
+    options = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     settings = Path(str(resource("conf", "spark", "log4j2.properties")))
-    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL", "error")
-    if not re.fullmatch(r"[A-Za-z]+", level):
-        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level (ERROR, WARN, INFO, DEBUG)")
-    return f"-Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}" if settings.is_file() else ""
+    if settings.is_file():
+        options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
+    return options
 
 
 def spark_session(master: str | None, app_name: str):
-    """The one place a SparkSession is made. Under spark-submit the master comes from there."""
+    """The one place a SparkSession is made. Under spark-submit the JVM and the master come from there.
+    Otherwise this process starts the JVM, with its output (Spark's log, the executors' traces) in a
+    new file of spark_log_folder() unless BACCARAT_SPARK_LOG_LEVEL asks for it on the terminal."""
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not launched by spark-submit: this process starts Spark
+    requested = _requested_spark_log_level()
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
+    if not submitted:
         check_java()
         master = check_master(master or "local[*]")
+    if (session := SparkSession.getActiveSession()) is not None:
+        return session
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "512m")
-        # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC " + _driver_log_options())
-    )
-    if master:
-        builder = builder.master(master)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    level = requested or "ERROR"
+    conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
+    if submitted:
+        return SparkSession.builder.config(conf=conf).getOrCreate()
+    conf.setMaster(master).set("spark.driver.memory", "512m")
+    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
+    _start_driver(conf, log=None if requested else _new_spark_log())
+    return SparkSession.builder.getOrCreate()
+
+
+def _start_driver(conf, log: Path | None) -> None:
+    """Start the driver's JVM, its output going to `log` (None: to this process's)."""
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    if log is not None:
+        conf.set(SPARK_LOG_FILE, str(log))
+    try:
+        with (log.open("ab") if log else contextlib.nullcontext()) as output:
+            gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
+    except PySparkRuntimeError:
+        where = f": its output is in {log}" if log else ""
+        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
+    SparkContext(conf=conf, gateway=gateway)
 
 
 class Reporter:
@@ -353,7 +410,9 @@ def simulate(
         min=1, max=job.MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
-    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs).
+
+    Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
     rule_set = job.simulable(load_rule_set(rules))
     warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)

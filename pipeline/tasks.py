@@ -8,6 +8,7 @@ from collections.abc import Callable
 from math import ceil
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
+SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
 
 def shoe_ranges(shoes: int, partitions: int) -> list[tuple[int, int]]:
@@ -61,12 +62,13 @@ def _collect_reporting(tasks, report: Callable[[], None]) -> list:
 
 def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], Exception]) -> list:
     """The tasks' results, collected while `report` runs; when a task failed with an OSError (a full
-    disk, ...), failed(its message) is raised instead, one line. Any other failure is a bug: it keeps
-    its traceback."""
+    disk, ...), failed(its message) is raised instead, one line naming the log that holds the task's
+    trace. Any other failure is a bug: it keeps its traceback."""
     try:
         return _collect_reporting(tasks, report)
     except Exception as error:
         message = _os_error_message(str(error))
         if message is None:
             raise
-        raise failed(message) from None
+        log = tasks.context.getConf().get(SPARK_LOG_FILE)
+        raise failed(message + (f" (the task's trace is in {log})" if log else "")) from None

@@ -38,6 +38,17 @@ def store_uri(request, tmp_path) -> str:
     return str(tmp_path / "data") if request.param == "local" else request.getfixturevalue("bucket")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def spark_logs(tmp_path_factory):
+    """Spark's log files, of the suite's session and of every `baccarat` it starts, in a folder of the
+    suite's (never the user's ~/.local/state)."""
+    folder = tmp_path_factory.mktemp("spark-logs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BACCARAT_LOG_DIR", str(folder))
+        patch.delenv("BACCARAT_SPARK_LOG_LEVEL", raising=False)
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def spark(s3_endpoint):
     """The one SparkSession of the suite: local[2], UI off."""
