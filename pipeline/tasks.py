@@ -1,11 +1,14 @@
 """Spark as the scheduler of the jobs that write files: contiguous ranges of shoes as tasks, collected
-on a thread while the driver reports progress, and what a failed task's OSError said, as one line."""
+on a thread while the driver reports progress (from inside the tasks, see progress), and what a failed
+task's OSError said, as one line."""
 
 import builtins
 import re
 import threading
 from collections.abc import Callable
 from math import ceil
+
+from pipeline import progress
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
@@ -72,3 +75,29 @@ def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], E
             raise
         log = tasks.context.getConf().get(SPARK_LOG_FILE)
         raise failed(message + (f" (the task's trace is in {log})" if log else "")) from None
+
+
+def run_ranges(context, ranges: list[tuple[int, int]], write: Callable, rounds_of: Callable[[dict], int],
+               on_progress: Callable[[int, int], None] | None, failed: Callable[[str], Exception]) -> list[dict]:
+    """Each shoe range [first, last) as one Spark task calling write(first, last, report_batch), which
+    returns a dict and calls report_batch(shoes, rounds) with its range's counts so far after each batch.
+    The results, in task order; on_progress(shoes, rounds) hears the whole job's counts meanwhile."""
+    shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
+    listener = progress.Listener.for_spark(context, [last - first for first, last in ranges])
+    address = listener.address
+
+    def task(indexed_range):
+        index, (first, last) = indexed_range
+        with progress.TaskProgress(address, index) as report_batch:
+            result = write(first, last, report_batch)
+        shoes_done.add(last - first)
+        rounds_done.add(rounds_of(result))
+        return result
+
+    def report():
+        listener.drain()
+        if on_progress is not None:
+            on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
+
+    with listener:
+        return collect_or_fail(context.parallelize(list(enumerate(ranges)), len(ranges)).map(task), report, failed)

@@ -24,7 +24,7 @@ from pipeline.runs import read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
 from pipeline.storage import PARTITION, StorageError, Store
 from pipeline.tables import RuleSet
-from pipeline.tasks import collect_or_fail, part_name, partitions_for, shoe_ranges
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
 
 ROUND_EV = "round_ev"
 SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes
@@ -114,8 +114,9 @@ def round_ev_rows(plan: Plan, rounds: pa.Table, shoes: pa.Table) -> pa.Table:
 
 
 def write_range(plan: Plan, first: int, last: int,
-                on_batch: Callable[[int, int], None] = lambda shoes, rounds: None) -> dict:
-    """Compute and write the round_ev rows of shoes [first, last) as one file; runs inside a Spark task."""
+                report_batch: Callable[[int, int], None] = lambda shoes, rounds: None) -> dict:
+    """Compute and write the round_ev rows of shoes [first, last) as one file; runs inside a Spark task.
+    report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
     path = plan.file_path(first, last)
     rows, writer = 0, None
     with plan.out.create_file(ROUND_EV, plan.run_id, path.rsplit("/", 1)[1], plan.job) as stream:
@@ -127,7 +128,7 @@ def write_range(plan: Plan, first: int, last: int,
                 writer = writer or pq.ParquetWriter(stream, table.schema, compression="zstd")
                 writer.write_table(table)
                 rows += table.num_rows
-                on_batch(stop - start, table.num_rows)
+                report_batch(stop - first, rows)
         finally:
             if writer is not None:
                 with contextlib.suppress(Exception):  # after a failure, without masking it
@@ -154,23 +155,13 @@ def default_partitions(shoes: int, parallelism: int) -> int:
 def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Compute every range as a Spark task, then commit; returns what was committed.
 
-    on_progress(shoes_done, rounds_done) is called on the driver about twice a second.
+    on_progress(shoes_done, rounds_done) is called on the driver about ten times a second.
     """
     started = int(datetime.now(UTC).timestamp() * 1000)
     ranges = plan.ranges()
-    context = spark.sparkContext
-    shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
-
-    def task(shoe_range):
-        def on_batch(shoes, rounds):
-            shoes_done.add(shoes)
-            rounds_done.add(rounds)
-
-        return write_range(plan, *shoe_range, on_batch)
-
-    files = collect_or_fail(
-        context.parallelize(ranges, len(ranges)).map(task),
-        lambda: on_progress and on_progress(shoes_done.value, rounds_done.value),
+    files = run_ranges(
+        spark.sparkContext, ranges, lambda first, last, report_batch: write_range(plan, first, last, report_batch),
+        lambda result: result["rows"], on_progress,
         lambda message: CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: a task failed "
                                           f"writing under {plan.out}: {message}"))
     plan.out.remove_temporaries(ROUND_EV, plan.run_id, plan.job)

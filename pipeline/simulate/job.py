@@ -23,10 +23,9 @@ from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
-from pipeline.simulate import progress
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
-from pipeline.tasks import collect_or_fail, part_name, partitions_for, shoe_ranges
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -156,29 +155,11 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     started = datetime.now(UTC)
     ranges = plan.ranges()
     context = spark.sparkContext
-    shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
-    listener = progress.Listener.for_spark(context, [last - first for first, last in ranges])
-    address = listener.address
-
-    def task(indexed_range):
-        index, (first, last) = indexed_range
-        with progress.TaskProgress(address, index) as report_batch:
-            result = write_range(plan, first, last, report_batch)
-        shoes_done.add(last - first)
-        rounds_done.add(sum(result["outcomes"].values()))
-        return result
-
-    def report():
-        listener.drain()
-        if on_progress is not None:
-            on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
-
-    tasks = context.parallelize(list(enumerate(ranges)), len(ranges)).map(task)
-    with listener:
-        results = collect_or_fail(
-            tasks, report,
-            lambda message: SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
-                                             f"{plan.out}: {message}"))
+    results = run_ranges(
+        context, ranges, lambda first, last, report_batch: write_range(plan, first, last, report_batch),
+        lambda result: sum(result["outcomes"].values()), on_progress,
+        lambda message: SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
+                                         f"{plan.out}: {message}"))
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
