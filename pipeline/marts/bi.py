@@ -48,11 +48,11 @@ class WarehouseDialect(duckdb_engine.Dialect):
         database = cparams.pop("database", None)
         settings = {**cparams.pop("config", {}), **cparams.pop("url_config", {})}
         refused = sorted(set(settings) - _HARMLESS_SETTINGS) + sorted(
-            name for name, value in cparams.items() if name not in _HARMLESS_ARGUMENTS or value != _HARMLESS_ARGUMENTS[name])
+            name for name, value in cparams.items() if (name, value) not in _HARMLESS_ARGUMENTS.items())
         if cargs or refused or not database:
             raise duckdb.InvalidInputException(
                 "the baccarat warehouse is opened read-only with settings of its own: give only its path "
-                f"(duckdb+baccarat:////absolute/path/warehouse.duckdb){', not ' + ', '.join(refused) if refused else ''}")
+                "(duckdb+baccarat:////absolute/path/warehouse.duckdb)" + "".join(f", not {name}" for name in refused))
         try:
             return _WarehouseConnection(open_warehouse(Path(database)))
         except BaccaratError as error:
