@@ -131,6 +131,12 @@ def test_a_missing_warehouse_is_one_line(tmp_path):
         engine.connect()
 
 
+def test_the_warehouse_is_in_a_storage_version_duckdb_1_reads(engine):
+    with engine.connect() as connection:
+        tags = connection.exec_driver_sql("SELECT tags FROM duckdb_databases() WHERE database_name = 'warehouse'")
+        assert tags.scalar() == {"storage_version": "v1.0.0+"}
+
+
 def test_publishing_while_a_bi_tool_holds_the_warehouse_open(warehouse, tmp_path):
     """`baccarat marts` in another process renames a new file over the one a reader has open:
     the publish succeeds, the open connection keeps reading the old file, a new one the new file."""

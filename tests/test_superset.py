@@ -9,6 +9,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +26,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 README_PORT = "--port 8088"
 EXTRA = {"engine_params": {"connect_args": {"read_only": True}}}
 START_TIMEOUT = 1200  # seconds: the install is most of it
+OLDEST_READER = "1.0.0"  # the README: DuckDB 1.0 and later open the warehouse
 
 
 def recipe() -> str:
@@ -212,6 +214,31 @@ def test_without_the_dialect_the_same_sql_lab_writes_and_reads(api, data, outsid
     assert sql_lab(api, plain, f"COPY (SELECT 42 AS answer) TO '{target}'").status_code == 200
     assert target.read_text().split() == ["answer", "42"]
     assert "secret" in sql_lab(api, plain, f"SELECT * FROM read_text('{outside}')").text
+
+
+def test_superset_reads_it_with_duckdb_1(api, warehouse_db):
+    """`apache-superset[duckdb]` brings a DuckDB 1.x, which cannot open DuckDB 2.0's own storage format."""
+    answer = sql_lab(api, warehouse_db, "SELECT version() AS version")
+    assert answer.status_code == 200 and answer.json()["data"][0]["version"].startswith("v1."), answer.text
+
+
+def test_the_oldest_duckdb_named_in_the_readme_reads_every_table(data, tmp_path):
+    venv = tmp_path / "duckdb-1.0"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    install = subprocess.run([venv / "bin" / "pip", "install", "-q", f"duckdb=={OLDEST_READER}"], capture_output=True,
+                             text=True, env=os.environ | {"PIP_COMPILE": "false"}, timeout=600)
+    assert install.returncode == 0, install.stderr
+    count_every_table = (
+        "import json, sys, duckdb\n"
+        "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "names = [n for (n,) in con.execute('SELECT table_name FROM information_schema.tables').fetchall()]\n"
+        "print(json.dumps({n: con.execute(f'SELECT count(*) FROM {n}').fetchone()[0] for n in names}))\n")
+    old = subprocess.run([venv / "bin" / "python", "-c", count_every_table, str(data / WAREHOUSE)], check=True,
+                         capture_output=True, text=True, timeout=120)
+    new = subprocess.run([sys.executable, "-c", count_every_table, str(data / WAREHOUSE)], check=True,
+                         capture_output=True, text=True, timeout=120)
+    assert json.loads(old.stdout) == json.loads(new.stdout)
+    assert {"rounds", "shoes", "bet_performance"} <= set(json.loads(old.stdout))
 
 
 def test_an_extra_cannot_loosen_the_confinement(api, data):
