@@ -1,7 +1,8 @@
 """The SQLAlchemy dialect BI tools connect with: `duckdb+baccarat:////absolute/path/warehouse.duckdb`.
 It is duckdb-engine's dialect, except that each connection is the warehouse as `open_warehouse`
 opens it, and its cursors run only what `refuse_all_but_queries` lets through. Registered as the
-`duckdb.baccarat` entry point of `sqlalchemy.dialects`; it needs duckdb-engine and DuckDB 1.4 or later."""
+`duckdb.baccarat` entry point of `sqlalchemy.dialects`; it needs duckdb-engine 0.17 and DuckDB 1.4.2 or
+later (1.4.2, 1.5.6 and 2.0.1 checked)."""
 
 from pathlib import Path
 
