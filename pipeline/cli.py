@@ -31,14 +31,8 @@ from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import (
-    drop_marts,
-    error_with_hint,
-    open_warehouse,
-    publish_warehouse,
-    read_query,
-    write_marts,
-)
+from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
+from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.storage import MIN_RETENTION_HOURS, Store

@@ -67,6 +67,11 @@ HOSTILE = [
     ("CALL pragma_version()", "CALL statements are refused"),
     ("CREATE TEMP TABLE t AS SELECT 1", "CREATE statements are refused"),
     ("SELECT 1; COPY (SELECT 1) TO '{outside}/y.csv'", "COPY statements are refused"),
+    # the views' files are allowed paths, so DuckDB alone would let these write over a committed file
+    ("COPY (SELECT 42) TO '{committed}' (FORMAT csv, USE_TMP_FILE false)", "COPY statements are refused"),
+    ("EXPLAIN ANALYZE COPY (SELECT 42) TO '{committed}' (FORMAT csv, USE_TMP_FILE false)",
+     "EXPLAIN statements are refused"),
+    ("/* a note */ EXPLAIN ANALYZE COPY rounds TO '{committed}' (USE_TMP_FILE false)", "EXPLAIN statements are refused"),
     ("SELECT * FROM read_csv('/etc/passwd')", "Permission Error"),
     ("SELECT * FROM read_text('/etc/hostname')", "Permission Error"),
     ("SELECT * FROM read_blob('{data}/runs/_delta_log/00000000000000000000.json')", "Permission Error"),
@@ -90,6 +95,13 @@ def test_every_mart_and_view_still_answers(cli, warehouse):
     for table in (*MARTS, "rounds", "shoes"):
         status, out, err = cli("sql", "--out", warehouse, f"SELECT count(*) AS n FROM {table}")
         assert status == 0 and err == "", (table, err)
+
+
+@pytest.mark.parametrize("query", ["EXPLAIN SELECT count(*) FROM rounds", "explain analyze SELECT count(*) FROM shoes",
+                                   "EXPLAIN (FORMAT json) SELECT * FROM bet_performance"])
+def test_explaining_a_query_still_answers(cli, warehouse, query):
+    status, out, err = cli("sql", "--out", warehouse, query)
+    assert status == 0 and err == "" and "plan" in out
 
 
 def test_no_warehouse(cli, tmp_path):

@@ -9,7 +9,8 @@ import duckdb
 import polars as pl
 
 from pipeline.errors import BaccaratError
-from pipeline.marts.publish import open_warehouse, shoe_rounds
+from pipeline.marts.publish import shoe_rounds
+from pipeline.marts.warehouse import open_warehouse
 from pipeline.report.page import assemble_page
 from pipeline.runs import read_run, read_runs
 from pipeline.storage import TEMPORARY_PREFIX, Store
