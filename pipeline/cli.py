@@ -473,10 +473,12 @@ def _count(number: int, thing: str) -> str:
 
 
 def _forget_replaced_marts(out: Store, run_id: str) -> None:
-    """The marts of a replaced run describe the old one: they go, and a local warehouse is published
-    again, so that neither shows the old run's figures nor names its files."""
+    """The marts and round_ev rows of a replaced run describe the old one: they go, and a local warehouse
+    is published again, so that neither shows the old run's figures nor names its files."""
     drop_marts(out, run_id)
     print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
+    if composition_job.drop_round_ev(out, run_id):
+        print(f"its exact odds before each round are removed: run `baccarat composition --run-id {run_id}`")
     if out.is_local and out.warehouse_path().is_file():
         warehouse, left_out = publish_warehouse(out, out.warehouse_path())
         for line in left_out:

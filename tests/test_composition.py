@@ -180,6 +180,16 @@ def test_another_runs_count_columns_stay_in_the_table(spark, analysed, one_deck_
     assert all(row["true_count_jacobson_dragon_7"] is not None for row in round_ev(analysed))
 
 
+def test_an_overwrite_of_the_run_removes_its_round_ev_rows(spark, analysed, one_deck_ez, cli):
+    simulate(spark, analysed, rules=one_deck_ez, seed=14, shoes=1, partitions=1, run_id="replaced")
+    assert cli("composition", "--run-id", "replaced", "--out", analysed, "--master", "local[2]")[0] == 0
+    assert round_ev(analysed, "replaced")
+    status, out, err = cli("simulate", "--rules", one_deck_ez, "--shoes", 1, "--seed", 15, "--out", analysed,
+                           "--run-id", "replaced", "--overwrite", "--master", "local[2]")
+    assert status == 0 and "exact odds before each round are removed" in out, err
+    assert round_ev(analysed, "replaced") == [] and round_ev(analysed)  # the other runs keep theirs
+
+
 def test_the_job_reads_and_writes_an_object_store(spark, bucket, one_deck_ez, cli):
     simulate(spark, bucket, rules=one_deck_ez, seed=13, shoes=2, partitions=2, run_id="s3run")
     status, out, err = cli("composition", "--run-id", "s3run", "--out", bucket, "--shoes", 1,

@@ -148,6 +148,16 @@ def table_schema(plan: Plan) -> pa.Schema:
     return pa.schema(kept + [f for f in ours if f.name not in held.names])
 
 
+def drop_round_ev(out: Store, run_id: str) -> bool:
+    """Remove a run's round_ev rows (they describe a run an overwrite replaced); whether it had any."""
+    if run_id not in out.run_ids(ROUND_EV):
+        return False
+    schema = pa.schema(out.delta_table(ROUND_EV).schema().to_arrow())
+    out.commit_partition(ROUND_EV, run_id, [], schema,
+                         (f"baccarat-composition:{run_id}", int(datetime.now(UTC).timestamp() * 1000)))
+    return True
+
+
 def default_partitions(shoes: int, parallelism: int) -> int:
     return partitions_for(shoes, parallelism, SHOES_PER_TASK)
 
