@@ -178,7 +178,7 @@ def test_the_prompt_on_a_real_terminal_lists_describes_cancels_and_saves_nothing
     home.mkdir()
     workdir.mkdir()
     prompt = pexpect.spawn("baccarat", ["sql", "--out", str(warehouse)], env={**os.environ, "HOME": str(home)},
-                           cwd=str(workdir), encoding="utf-8", timeout=30, dimensions=(40, 200))
+                           cwd=str(workdir), encoding="utf-8", timeout=60, dimensions=(40, 200))
     prompt.expect_exact(PROMPT)
 
     prompt.sendline(".tables")
