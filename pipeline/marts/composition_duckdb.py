@@ -12,7 +12,7 @@ def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
     """From relations `round_ev` (one row per round: shoe_id, round, unseen_cards, ev_<bet>,
     true_count_<system>) and `rounds` (shoe_id, round, net_<bet>) of one run, the composition marts
     as Arrow tables (before the contract's run_id and rules columns)."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE round_evs AS {sql('prep_round_evs')}")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW round_evs AS {sql('prep_round_evs')}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE perfect_play AS {sql('perfect_play')}")
     tables = {"perfect_play": con.sql("SELECT * FROM perfect_play").to_arrow_table()}
     for name in COMPOSITION_MARTS:

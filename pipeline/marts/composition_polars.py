@@ -67,11 +67,15 @@ def perfect_play(evs: pl.LazyFrame, rounds: pl.LazyFrame) -> pl.LazyFrame:
             .sort("bet"))
 
 
-def count_efficiency(round_ev: pl.LazyFrame, evs: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFrame:
+def count_efficiency(round_ev: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFrame:
     """count_efficiency.sql"""
-    counts = _long(round_ev, "true_count_", "true_count", ["shoe_id", "round"])
-    paired = (counts.join(evs, on=["shoe_id", "round"])
-              .select(count_system="name", bet="bet", true_count="true_count",
+    names = round_ev.collect_schema().names()
+    evs, counts = ([c for c in names if c.startswith(prefix)] for prefix in ("ev_", "true_count_"))
+    paired = (round_ev.select(*evs, *counts)
+              .unpivot(on=evs, index=counts, variable_name="ev_column", value_name="ev")
+              .unpivot(on=counts, index=["ev_column", "ev"], variable_name="count_column", value_name="true_count")
+              .select(count_system=pl.col("count_column").str.slice(len("true_count_")),
+                      bet=pl.col("ev_column").str.slice(len("ev_")), true_count="true_count",
                       level=(2 * pl.col("true_count")).floor().cast(pl.Int64), ev="ev"))
     keys = ["count_system", "bet"]
     levels = paired.group_by(*keys, "level").agg(rounds=pl.len().cast(pl.Int64), ev_sum=pl.col("ev").sum())
@@ -101,13 +105,13 @@ def count_efficiency(round_ev: pl.LazyFrame, evs: pl.LazyFrame, perfect: pl.Lazy
 
 def composition_marts(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa.Table]:
     """From one run's round_ev rows and rounds (frames as composition_duckdb.composition_marts takes
-    them), the composition marts as Arrow tables (before the contract's run_id and rules columns)."""
-    evs = round_evs(round_ev).collect().lazy()  # materialised, as the DuckDB engine's temp table
-    perfect = perfect_play(evs, rounds).collect().lazy()
+    them), the composition marts as Arrow tables (before the contract's run_id and rules columns).
+    Each query scans round_ev alone on the streaming engine, as marts_polars.build_marts does."""
+    evs = round_evs(round_ev)
+    perfect = perfect_play(evs, rounds).collect(engine="streaming").lazy()
     marts = {"advantage_by_depth": advantage_by_depth(evs), "perfect_play": perfect,
-             "count_efficiency": count_efficiency(round_ev, evs, perfect)}
-    frames = pl.collect_all([marts[name] for name in COMPOSITION_MARTS])
-    return {name: _arrow(frame) for name, frame in zip(COMPOSITION_MARTS, frames)}
+             "count_efficiency": count_efficiency(round_ev, perfect)}
+    return {name: _arrow(marts[name].collect(engine="streaming")) for name in COMPOSITION_MARTS}
 
 
 def build_composition_marts(run: RunInput, round_ev: list[str]) -> dict[str, pa.Table]:

@@ -5,27 +5,27 @@
 -- shoe are the sum of the exact EVs bet over the shoes of the run; share_of_perfect divides them by
 -- perfect play's (input perfect_play). The correlation of the true count and the exact EV is over
 -- every round (null when either does not vary).
-WITH counts AS (
-    UNPIVOT (SELECT shoe_id, round, COLUMNS('^true_count_') FROM round_ev)
-    ON COLUMNS('^true_count_') INTO NAME column_name VALUE true_count
+WITH paired AS (  -- each round once per count system and bet: round_ev unpivoted twice, no join
+    UNPIVOT (
+        UNPIVOT (SELECT COLUMNS('^ev_'), COLUMNS('^true_count_') FROM round_ev)
+        ON COLUMNS('^ev_') INTO NAME ev_column VALUE ev
+    )
+    ON COLUMNS('^true_count_') INTO NAME count_column VALUE true_count
 ),
-paired AS (
-    SELECT substr(c.column_name, 12) AS count_system, e.bet, c.true_count,
-           floor(2 * c.true_count)::BIGINT AS level, e.ev
-    FROM counts AS c
-    JOIN round_evs AS e ON e.shoe_id = c.shoe_id AND e.round = c.round
-),
-levels AS (
-    SELECT count_system, bet, level, count(*) AS rounds, sum(ev) AS ev_sum
-    FROM paired
-    GROUP BY count_system, bet, level
-),
-fits AS (
-    SELECT count_system, bet, count(*) AS rounds,
+summed AS (  -- one pass over the pairs: per level, and per count system and bet over every level
+    SELECT substr(count_column, 12) AS count_system, substr(ev_column, 4) AS bet,
+           floor(2 * true_count)::BIGINT AS level, grouping(level) = 1 AS every_level,
+           count(*) AS rounds, sum(ev) AS ev_sum,
            CASE WHEN min(true_count) < max(true_count) AND min(ev) < max(ev) THEN corr(true_count, ev) END
                AS correlation
     FROM paired
-    GROUP BY count_system, bet
+    GROUP BY GROUPING SETS ((count_column, ev_column, level), (count_column, ev_column))
+),
+levels AS (
+    SELECT count_system, bet, level, rounds, ev_sum FROM summed WHERE NOT every_level
+),
+fits AS (
+    SELECT count_system, bet, rounds, correlation FROM summed WHERE every_level
 ),
 grid AS (
     SELECT count_system, bet, unnest(range(min(level), max(level) + 1)) AS level

@@ -2,9 +2,12 @@
 -- EV is positive. Expected units per shoe: the sum of the positive EVs of a shoe, averaged over
 -- the shoes; realised: the net of those same bets in the run (rounds.net_<bet>), per shoe, with a
 -- 95 % interval of the per-shoe mean (mean +- 1.96 SD / sqrt(shoes), shoes without a bet count 0).
-WITH nets AS (
+WITH net_columns AS (
     UNPIVOT (SELECT shoe_id, round, COLUMNS('^net_') FROM rounds)
     ON COLUMNS('^net_') INTO NAME column_name VALUE net
+),
+nets AS (
+    SELECT shoe_id, round, substr(column_name, 5) AS bet, net FROM net_columns
 ),
 per_shoe AS (
     SELECT e.bet, e.shoe_id,
@@ -13,7 +16,7 @@ per_shoe AS (
            coalesce(sum(e.ev) FILTER (WHERE e.ev > 0), 0) AS expected,
            coalesce(sum(n.net) FILTER (WHERE e.ev > 0), 0) AS net
     FROM round_evs AS e
-    JOIN nets AS n ON n.shoe_id = e.shoe_id AND n.round = e.round AND substr(n.column_name, 5) = e.bet
+    JOIN nets AS n ON n.shoe_id = e.shoe_id AND n.round = e.round AND n.bet = e.bet
     GROUP BY e.bet, e.shoe_id
 )
 SELECT bet,

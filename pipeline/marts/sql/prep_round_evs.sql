@@ -1,6 +1,6 @@
 -- Each round's exact EV per bet, one row per round and bet: (shoe_id, round, unseen_cards, bet, ev),
 -- from round_ev's ev_<bet> columns (the EV per unit staked, from the cards a player has not seen).
--- Feeds advantage_by_depth, perfect_play and count_efficiency.
+-- Feeds advantage_by_depth and perfect_play.
 WITH long AS (
     UNPIVOT (SELECT shoe_id, round, unseen_cards, COLUMNS('^ev_') FROM round_ev)
     ON COLUMNS('^ev_') INTO NAME column_name VALUE ev
