@@ -320,12 +320,14 @@ def test_browser_screenshot(report, tmp_path):
 
 
 @pytest.mark.slow
-def test_browser_draws_every_chart_without_console_errors(report, tmp_path):
-    _, page = report
+@pytest.mark.parametrize("built, charts", [("report", CHARTS), ("composition_report", CHARTS | COMPOSITION_CHARTS)],
+                         ids=["without_round_ev", "with_round_ev"])
+def test_browser_draws_every_chart_without_console_errors(request, built, charts, tmp_path):
+    _, page = request.getfixturevalue(built)
     dom, console = dump_dom(page, tmp_path / "profile")
     parser = ChartSvgs()
     parser.feed(dom)
-    assert set(parser.charts) == CHARTS
+    assert set(parser.charts) == charts
     assert all(parser.charts.values()), [key for key, drawn in parser.charts.items() if not drawn]
     assert console == []
 
@@ -397,13 +399,3 @@ def test_trigger_curves_against_perfect_play(composition_report):
     assert perfect_line.name == "perfect play"
     assert set(perfect_line.y) == {perfect.filter(pl.col("bet") == "banker")["expected_units_per_shoe"][0]}
 
-
-@pytest.mark.slow
-def test_browser_draws_the_composition_section(composition_report, tmp_path):
-    _, page = composition_report
-    dom, console = dump_dom(page, tmp_path / "profile")
-    parser = ChartSvgs()
-    parser.feed(dom)
-    assert set(parser.charts) == CHARTS | COMPOSITION_CHARTS
-    assert all(parser.charts.values()), [key for key, drawn in parser.charts.items() if not drawn]
-    assert console == []
