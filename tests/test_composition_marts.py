@@ -49,7 +49,8 @@ def synthetic_round_ev(rounds: pa.Table, bets: list[str], counts: list[str], see
 
 def synthetic_run(shoes: int, seed: int) -> tuple[pa.Table, pa.Table]:
     """(round_ev, rounds) of a made-up run: three bets, two count systems, 30 to 60 rounds a shoe
-    from 410 unseen cards down by 6, and one round of the whole run dealt with 1-26 unseen cards."""
+    from 410 unseen cards down by 6, and one round of the whole run dealt with 1-26 unseen cards;
+    round_ev also has null columns for a bet and a count system the run lacks."""
     rng = np.random.default_rng(seed)
     shoe_ids, round_numbers, cards_left = [], [], []
     for shoe in range(shoes):
@@ -64,10 +65,22 @@ def synthetic_run(shoes: int, seed: int) -> tuple[pa.Table, pa.Table]:
     nets = {f"net_{bet}": pa.array([NETS[i] for i in rng.integers(0, len(NETS), keys.num_rows)], pa.decimal128(9, 2))
             for bet in bets}
     rounds = pa.table({"shoe_id": keys["shoe_id"], "round": keys["round"], **nets})
-    return synthetic_round_ev(keys, bets, ["hilo", "dragon"], seed), rounds
+    round_ev = synthetic_round_ev(keys, bets, ["hilo", "dragon"], seed)
+    lacking = pa.nulls(keys.num_rows, pa.float64())  # the table's columns of a bet and a count the run lacks
+    return round_ev.append_column("ev_tie", lacking).append_column("true_count_panda", lacking), rounds
 
 
 # --- the reference: each mart's definition, written out plainly ------------------------------------
+
+def bets_of(round_ev: pa.Table) -> list[str]:
+    """The bets with EVs: a round_ev column that is all null stands for a bet the run lacks."""
+    return sorted(c[3:] for c in round_ev.column_names if c.startswith("ev_") and round_ev[c].null_count == 0)
+
+
+def counts_of(round_ev: pa.Table) -> list[str]:
+    return sorted(c[11:] for c in round_ev.column_names
+                  if c.startswith("true_count_") and round_ev[c].null_count == 0)
+
 
 def nearest_rank(ordered: list[float], percent: int) -> float:
     return ordered[-(-percent * len(ordered) // 100) - 1]
@@ -75,7 +88,7 @@ def nearest_rank(ordered: list[float], percent: int) -> float:
 
 def reference_depth(round_ev: pa.Table) -> list[dict]:
     rows, out = round_ev.to_pylist(), []
-    for bet in sorted(c[3:] for c in round_ev.column_names if c.startswith("ev_")):
+    for bet in bets_of(round_ev):
         buckets: dict[int, list[float]] = {}
         for row in rows:
             buckets.setdefault((row["unseen_cards"] - 1) // 26, []).append(row[f"ev_{bet}"])
@@ -93,7 +106,7 @@ def reference_perfect(round_ev: pa.Table, rounds: pa.Table) -> list[dict]:
     nets = {(r["shoe_id"], r["round"]): r for r in rounds.to_pylist()}
     rows, out = round_ev.to_pylist(), []
     shoes = sorted({row["shoe_id"] for row in rows})
-    for bet in sorted(c[3:] for c in round_ev.column_names if c.startswith("ev_")):
+    for bet in bets_of(round_ev):
         bet_rows = [row for row in rows if row[f"ev_{bet}"] > 0]
         expected = {shoe: sum(r[f"ev_{bet}"] for r in bet_rows if r["shoe_id"] == shoe) for shoe in shoes}
         realised = {shoe: sum((nets[(r["shoe_id"], r["round"])][f"net_{bet}"] for r in bet_rows
@@ -115,22 +128,25 @@ def reference_counts(round_ev: pa.Table, perfect: list[dict]) -> list[dict]:
     rows, out = round_ev.to_pylist(), []
     shoes = len({row["shoe_id"] for row in rows})
     perfect_units = {r["bet"]: r["expected_units_per_shoe"] for r in perfect}
-    for count in sorted(c[11:] for c in round_ev.column_names if c.startswith("true_count_")):
+    sides = {"high": (math.floor, lambda tc, trigger: tc >= trigger),
+             "low": (math.ceil, lambda tc, trigger: tc <= trigger)}
+    for count in counts_of(round_ev):
         counts = [row[f"true_count_{count}"] for row in rows]
-        levels = [math.floor(2 * tc) for tc in counts]
-        for bet in sorted(c[3:] for c in round_ev.column_names if c.startswith("ev_")):
+        for bet in bets_of(round_ev):
             evs = [row[f"ev_{bet}"] for row in rows]
             varies = len(set(counts)) > 1 and len(set(evs)) > 1
             correlation = statistics.correlation(counts, evs) if varies else None
-            for level in range(min(levels), max(levels) + 1):
-                bet_evs = [ev for tc, ev in zip(counts, evs) if tc >= level / 2]
-                units = sum(bet_evs) / shoes
-                out.append({"count_system": count, "bet": bet, "trigger": level / 2, "rounds": len(rows),
-                            "rounds_bet": len(bet_evs), "share_bet": len(bet_evs) / len(rows),
-                            "mean_ev_bet": statistics.fmean(bet_evs) if bet_evs else None,
-                            "expected_units_per_shoe": units, "perfect_units_per_shoe": perfect_units[bet],
-                            "share_of_perfect": units / perfect_units[bet] if perfect_units[bet] else None,
-                            "correlation": correlation})
+            for direction, (rounding, bets_at) in sides.items():
+                levels = [rounding(2 * tc) for tc in counts]
+                for level in range(min(levels), max(levels) + 1):
+                    bet_evs = [ev for tc, ev in zip(counts, evs) if bets_at(tc, level / 2)]
+                    units = sum(bet_evs) / shoes
+                    out.append({"count_system": count, "bet": bet, "direction": direction, "trigger": level / 2,
+                                "rounds": len(rows), "rounds_bet": len(bet_evs), "share_bet": len(bet_evs) / len(rows),
+                                "mean_ev_bet": statistics.fmean(bet_evs) if bet_evs else None,
+                                "expected_units_per_shoe": units, "perfect_units_per_shoe": perfect_units[bet],
+                                "share_of_perfect": units / perfect_units[bet] if perfect_units[bet] else None,
+                                "correlation": correlation})
     return out
 
 
@@ -206,7 +222,6 @@ def test_the_edge_cases_are_there(built):
     player = counts.filter(pl.col("bet") == "player")
     assert player["share_of_perfect"].null_count() == player.height
     assert player["correlation"].null_count() == 0  # its EV varies, only never above 0
-    assert set(counts["count_system"]) == {"hilo", "dragon"}
     tc = pl.from_arrow(round_ev)["true_count_hilo"]
     assert ((tc * 2) == (tc * 2).floor()).any()
 
@@ -214,13 +229,17 @@ def test_the_edge_cases_are_there(built):
 def test_triggers_step_by_half_over_the_true_counts_reached(built):
     round_ev, _, duck, _ = built
     counts = normalised(duck["count_efficiency"])
+    assert set(counts["bet"]) == {"player", "banker", "dragon_7"}  # no rows for the bet the run lacks
+    assert set(counts["count_system"]) == {"hilo", "dragon"} and set(counts["direction"]) == {"high", "low"}
     for count in ("hilo", "dragon"):
         tc = pl.from_arrow(round_ev)[f"true_count_{count}"]
-        triggers = counts.filter((pl.col("count_system") == count) & (pl.col("bet") == "banker"))["trigger"]
-        assert triggers[0] == math.floor(2 * tc.min()) / 2 and triggers[-1] == math.floor(2 * tc.max()) / 2
-        assert (triggers.diff().drop_nulls() == 0.5).all()
-        lowest = counts.filter((pl.col("count_system") == count) & (pl.col("trigger") == triggers[0]))
-        assert (lowest["share_bet"] == 1.0).all()  # the lowest trigger bets every round
+        for direction, rounding, everything in (("high", math.floor, 0), ("low", math.ceil, -1)):
+            series = counts.filter((pl.col("count_system") == count) & (pl.col("bet") == "banker")
+                                   & (pl.col("direction") == direction))
+            triggers = series["trigger"]
+            assert triggers[0] == rounding(2 * tc.min()) / 2 and triggers[-1] == rounding(2 * tc.max()) / 2
+            assert (triggers.diff().drop_nulls() == 0.5).all()
+            assert series["share_bet"][everything] == 1.0  # the far end's trigger bets every round
 
 
 # --- `baccarat marts`: committed, and in the warehouse, for runs with round_ev rows -----------------

@@ -352,7 +352,7 @@ def test_browser_console_detector_catches_errors(report, tmp_path):
 
 def composition_mart(folder: Path, name: str) -> pl.DataFrame:
     order = {"advantage_by_depth": "bet, unseen_low", "perfect_play": "bet",
-             "count_efficiency": "count_system, bet, trigger"}[name]
+             "count_efficiency": "count_system, bet, direction, trigger"}[name]
     return mart(folder, f"SELECT * FROM {name} WHERE run_id = '{COMPOSITION_RUN}' ORDER BY {order}")
 
 
@@ -393,9 +393,11 @@ def test_trigger_curves_against_perfect_play(composition_report):
     banker = counts.filter((pl.col("bet") == "banker") & (pl.col("share_bet") >= SHOWN_SHARE))
     for trace, system in zip(shown, systems):
         line = banker.filter(pl.col("count_system") == system)
+        favoured = "low" if line["correlation"][0] < 0 else "high"  # the way the count's EV rises
+        line = line.filter(pl.col("direction") == favoured)
+        assert trace.name.endswith("(≤)" if favoured == "low" else "(≥)")
         assert list(trace.x) == line["trigger"].to_list()
         assert list(trace.y) == line["expected_units_per_shoe"].to_list()
     perfect_line = shown[-1]
     assert perfect_line.name == "perfect play"
     assert set(perfect_line.y) == {perfect.filter(pl.col("bet") == "banker")["expected_units_per_shoe"][0]}
-

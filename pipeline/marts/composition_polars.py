@@ -17,10 +17,12 @@ Z95 = 1.96
 
 
 def _long(frame: pl.LazyFrame, prefix: str, value: str, index: list[str]) -> pl.LazyFrame:
-    """UNPIVOT ... ON COLUMNS('^prefix') INTO NAME column_name VALUE value, the prefix cut off as `name`."""
+    """UNPIVOT ... ON COLUMNS('^prefix') INTO NAME column_name VALUE value (nulls left out), the prefix
+    cut off as `name`."""
     columns = [c for c in frame.collect_schema().names() if c.startswith(prefix)]
     return (frame.select(*index, *columns)
             .unpivot(on=columns, index=index, variable_name="column_name", value_name=value)
+            .drop_nulls(value)  # as UNPIVOT does: a bet or count the run lacks has null columns
             .with_columns(name=pl.col("column_name").str.slice(len(prefix))))
 
 
@@ -71,36 +73,42 @@ def count_efficiency(round_ev: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFr
     """count_efficiency.sql"""
     names = round_ev.collect_schema().names()
     evs, counts = ([c for c in names if c.startswith(prefix)] for prefix in ("ev_", "true_count_"))
-    paired = (round_ev.select(*evs, *counts)
-              .unpivot(on=evs, index=counts, variable_name="ev_column", value_name="ev")
-              .unpivot(on=counts, index=["ev_column", "ev"], variable_name="count_column", value_name="true_count")
-              .select(count_system=pl.col("count_column").str.slice(len("true_count_")),
-                      bet=pl.col("ev_column").str.slice(len("ev_")), true_count="true_count",
-                      level=(2 * pl.col("true_count")).floor().cast(pl.Int64), ev="ev"))
-    keys = ["count_system", "bet"]
-    levels = paired.group_by(*keys, "level").agg(rounds=pl.len().cast(pl.Int64), ev_sum=pl.col("ev").sum())
     tc, ev = pl.col("true_count"), pl.col("ev")
+    paired = (round_ev.select(*evs, *counts)
+              .unpivot(on=evs, index=counts, variable_name="ev_column", value_name="ev").drop_nulls("ev")
+              .unpivot(on=counts, index=["ev_column", "ev"], variable_name="count_column", value_name="true_count")
+              .drop_nulls("true_count")
+              .select(count_system=pl.col("count_column").str.slice(len("true_count_")),
+                      bet=pl.col("ev_column").str.slice(len("ev_")), true_count=tc,
+                      high_level=(2 * tc).floor().cast(pl.Int64), low_level=(2 * tc).ceil().cast(pl.Int64), ev=ev))
+    keys = ["count_system", "bet"]
+    summed = dict(rounds=pl.len().cast(pl.Int64), ev_sum=ev.sum())
+    levels = pl.concat([paired.group_by(*keys, level=f"{direction}_level").agg(**summed)
+                        .select(*keys, direction=pl.lit(direction), level="level", rounds="rounds", ev_sum="ev_sum")
+                        for direction in ("high", "low")])
     varies = (tc.min() < tc.max()) & (ev.min() < ev.max())
-    fits = paired.group_by(keys).agg(rounds=pl.len().cast(pl.Int64),
-                                     correlation=pl.when(varies).then(pl.corr(tc, ev)))
-    grid = (levels.group_by(keys).agg(level=pl.int_ranges(pl.col("level").min(), pl.col("level").max() + 1).first())
+    fits = paired.group_by(keys).agg(rounds=pl.len().cast(pl.Int64), correlation=pl.when(varies).then(pl.corr(tc, ev)))
+    series = [*keys, "direction"]
+    grid = (levels.group_by(series)
+            .agg(level=pl.int_ranges(pl.col("level").min(), pl.col("level").max() + 1).first())
             .explode("level"))
-    above = dict(partition_by=keys, order_by="level", descending=True)
-    cumulative = (grid.join(levels, on=[*keys, "level"], how="left")
-                  .select(*keys, "level",
-                          rounds_bet=pl.col("rounds").fill_null(0).cum_sum().over(**above),
-                          ev_sum=pl.col("ev_sum").fill_null(0).cum_sum().over(**above)))
+    far_end = dict(partition_by=series,
+                   order_by=pl.when(pl.col("direction") == "high").then(-pl.col("level")).otherwise(pl.col("level")))
+    cumulative = (grid.join(levels, on=[*series, "level"], how="left")
+                  .select(*series, "level",
+                          rounds_bet=pl.col("rounds").fill_null(0).cum_sum().over(**far_end),
+                          ev_sum=pl.col("ev_sum").fill_null(0).cum_sum().over(**far_end)))
     per_shoe = pl.col("ev_sum") / pl.col("shoes")
     perfect_units = pl.col("perfect_units_per_shoe")
     return (cumulative.join(fits, on=keys)
             .join(perfect.select("bet", "shoes", perfect_units_per_shoe="expected_units_per_shoe"), on="bet")
-            .select(*keys, trigger=pl.col("level") / 2, rounds="rounds", rounds_bet="rounds_bet",
+            .select(*series, trigger=pl.col("level") / 2, rounds="rounds", rounds_bet="rounds_bet",
                     share_bet=pl.col("rounds_bet") / pl.col("rounds"),
                     mean_ev_bet=pl.when(pl.col("rounds_bet") > 0).then(pl.col("ev_sum") / pl.col("rounds_bet")),
                     expected_units_per_shoe=per_shoe, perfect_units_per_shoe=perfect_units,
                     share_of_perfect=pl.when(perfect_units != 0).then(per_shoe / perfect_units),
                     correlation="correlation")
-            .sort(*keys, "trigger"))
+            .sort(*series, "trigger"))
 
 
 def composition_marts(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa.Table]:

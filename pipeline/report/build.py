@@ -26,7 +26,8 @@ MARTS = {
 COMPOSITION = {
     "advantage_by_depth": "SELECT * FROM advantage_by_depth WHERE run_id = ? ORDER BY bet, unseen_low",
     "perfect_play": "SELECT * FROM perfect_play WHERE run_id = ? ORDER BY bet",
-    "count_efficiency": "SELECT * FROM count_efficiency WHERE run_id = ? ORDER BY count_system, bet, trigger",
+    "count_efficiency": ("SELECT * FROM count_efficiency WHERE run_id = ? "
+                         "ORDER BY count_system, bet, direction, trigger"),
 }
 SHOE_CELLS = "SELECT * FROM road_cells WHERE run_id = ? AND shoe_id = ? ORDER BY road, seq"
 SHOE_ROUND_COLUMNS = ["round", "outcome", "player_pair", "banker_pair"]

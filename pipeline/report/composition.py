@@ -86,26 +86,37 @@ def favourable_chart(depth: pl.DataFrame) -> go.Figure:
     return styled(fig)
 
 
+SIGNS = {"high": "≥", "low": "≤"}
+
+
+def favoured_direction(counts: pl.DataFrame) -> pl.DataFrame:
+    """Each count system read the way its correlation with the bet's exact EV favours: a rising EV
+    with the true count is bet high (true count at or above the trigger), a falling one low."""
+    favoured = pl.when(pl.col("correlation") < 0).then(pl.lit("low")).otherwise(pl.lit("high"))
+    return counts.filter(pl.col("direction") == favoured)
+
+
 def trigger_chart(counts: pl.DataFrame, perfect: pl.DataFrame, default: str = "banker") -> go.Figure:
-    """Expected units won per shoe by a count player who bets one unit when the true count is at or above
-    the trigger, one line per count system, against perfect play (a player who sees every card);
-    one bet at a time (dropdown)."""
+    """Expected units won per shoe by a count player who bets one unit when the true count passes the
+    trigger, one line per count system (the direction it favours), against perfect play (a player who
+    sees every card); one bet at a time (dropdown)."""
     fig, bets = go.Figure(), _bets(counts)
     if not bets:
         return styled(fig)
     systems = sorted(set(counts["count_system"].to_list()))
     perfect_units = dict(zip(perfect["bet"].to_list(), perfect["expected_units_per_shoe"].to_list()))
-    shown_rows = counts.filter(pl.col("share_bet") >= SHOWN_SHARE)
+    shown_rows = favoured_direction(counts).filter(pl.col("share_bet") >= SHOWN_SHARE)
     shown = default_bet(bets, default)
     for bet in bets:
         part = shown_rows.filter(pl.col("bet") == bet)
         for colour, system in zip(cycle(COUNT_COLOURS), systems):
             line = part.filter(pl.col("count_system") == system).sort("trigger")
+            sign = SIGNS[line["direction"][0]] if line.height else ""
             fig.add_trace(go.Scatter(
                 x=line["trigger"].to_list(), y=line["expected_units_per_shoe"].to_list(), mode="lines",
-                name=system.replace("_", " "), visible=bet == shown, line={"color": colour, "width": 2},
+                name=f"{system.replace('_', ' ')} ({sign})", visible=bet == shown, line={"color": colour, "width": 2},
                 customdata=list(zip(line["share_bet"], line["mean_ev_bet"], line["share_of_perfect"])),
-                hovertemplate=(f"{html.escape(system)}, true count ≥ %{{x}}: %{{y:.4f}} units per shoe"
+                hovertemplate=(f"{html.escape(system)}, true count {sign} %{{x}}: %{{y:.4f}} units per shoe"
                                "<br>bets %{customdata[0]:.2%} of rounds at a mean EV of %{customdata[1]:.3%}"
                                "<br>%{customdata[2]:.1%} of perfect play<extra></extra>")))
         span = part["trigger"]
@@ -114,17 +125,18 @@ def trigger_chart(counts: pl.DataFrame, perfect: pl.DataFrame, default: str = "b
             mode="lines", name="perfect play", visible=bet == shown, line={"color": INK, "width": 2, "dash": "dash"},
             hovertemplate="perfect play: %{y:.4f} units per shoe<extra></extra>"))
     fig.add_hline(y=0, line={"color": MUTED, "width": 1})
-    fig.update_xaxes(title_text="true-count trigger (bet when the true count is at or above it)", gridcolor=GRID)
+    fig.update_xaxes(title_text="true-count trigger (≥: bet at or above it; ≤: at or below it)", gridcolor=GRID)
     fig.update_yaxes(title_text="expected units won per shoe", gridcolor=GRID, zeroline=False)
     return styled(fig, updatemenus=bet_menu(bets, len(systems) + 1, shown),
                   margin={"l": 60, "r": 20, "t": 50, "b": 50})
 
 
 def best_triggers(counts: pl.DataFrame) -> pl.DataFrame:
-    """Per bet, the count system and trigger that expect the most units per shoe, among the triggers
-    the chart shows."""
+    """Per bet, the count system, direction and trigger that expect the most units per shoe, among the
+    triggers that bet at least SHOWN_SHARE of the rounds."""
     return (counts.filter(pl.col("share_bet") >= SHOWN_SHARE)
-            .sort("expected_units_per_shoe", "count_system", "trigger", descending=[True, False, False])
+            .sort("expected_units_per_shoe", "count_system", "direction", "trigger",
+                  descending=[True, False, False, False])
             .group_by("bet", maintain_order=True).first())
 
 
@@ -136,7 +148,8 @@ def perfect_play_table(perfect: pl.DataFrame, counts: pl.DataFrame) -> str:
         interval = ("–" if r["realised_ci_low"] is None else
                     f"{number(r['realised_ci_low'], 3)} to {number(r['realised_ci_high'], 3)}")
         b = best.get(r["bet"], {})
-        trigger = f"{html.escape(b['count_system'].replace('_', ' '))} ≥ {b['trigger']:g}" if b else "–"
+        trigger = (f"{html.escape(b['count_system'].replace('_', ' '))} {SIGNS[b['direction']]} {b['trigger']:g}"
+                   if b else "–")
         rows.append([swatch + html.escape(bet_label(r["bet"])), number(r["rounds_bet"]), percent(r["share_bet"]),
                      percent(r["mean_edge"], 3), number(r["expected_units_per_shoe"], 4),
                      number(r["realised_units_per_shoe"], 3), interval, trigger,
@@ -157,9 +170,10 @@ def composition_section(data: dict[str, pl.DataFrame]) -> str:
         card("Favourable rounds by depth", "Share of rounds whose exact EV is above 0, per bet.",
              figure_div("favourable", favourable_chart(depth))),
         card("Counting against perfect play",
-             "Expected units won per shoe when betting one unit at true count ≥ trigger, per count system; "
-             f"dashed: a player who sees every card and bets whenever the EV is above 0. Triggers that bet under "
-             f"{percent(SHOWN_SHARE, 1)} of rounds are left out. Pick a bet in the menu.",
+             "Expected units won per shoe when betting one unit whenever the true count passes the trigger, per "
+             "count system, read the way its correlation with the bet's EV favours (≥: at or above, ≤: at or "
+             "below); dashed: a player who sees every card and bets whenever the EV is above 0. Triggers that "
+             f"bet under {percent(SHOWN_SHARE, 1)} of rounds are left out. Pick a bet in the menu.",
              figure_div("triggers", trigger_chart(counts, perfect)), wide=True),
         card("Perfect play and the best count trigger",
              "Perfect play from perfect_play: expected units per shoe, and the run's realised net of the same "
