@@ -9,7 +9,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.marts_polars import _arrow
+from pipeline.marts.marts_polars import arrow_table
 
 BUCKET = 26  # unseen cards per depth bucket
 PERCENTILES = {"p01": 0.01, "p50": 0.5, "p99": 0.99}
@@ -119,7 +119,7 @@ def composition_marts(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str,
     perfect = perfect_play(evs, rounds).collect(engine="streaming").lazy()
     marts = {"advantage_by_depth": advantage_by_depth(evs), "perfect_play": perfect,
              "count_efficiency": count_efficiency(round_ev, perfect)}
-    return {name: _arrow(marts[name].collect(engine="streaming")) for name in COMPOSITION_MARTS}
+    return {name: arrow_table(marts[name].collect(engine="streaming")) for name in COMPOSITION_MARTS}
 
 
 def build_composition_marts(run: RunInput, round_ev: list[str]) -> dict[str, pa.Table]:
