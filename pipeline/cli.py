@@ -6,23 +6,38 @@ import re
 import shutil
 import socket
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
+from pipeline.composition import job as composition_job
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
+from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
+from pipeline.games.strategies import load_strategy, write_strategies
+from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import drop_marts, open_warehouse, publish_warehouse, read_query, write_marts
+from pipeline.marts.publish import (
+    drop_marts,
+    error_with_hint,
+    open_warehouse,
+    publish_warehouse,
+    read_query,
+    write_marts,
+)
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.storage import MIN_RETENTION_HOURS, Store
@@ -32,6 +47,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Click's plain help: flags read as flags (rich panels give them a <bool> type) and option names
+    # wrap rather than being cut short on a narrow terminal.
+    rich_markup_mode=None,
     help="Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports.",
 )
 
@@ -77,16 +95,42 @@ def _odds_tables(odds: Odds, decks: int) -> list[Table]:
     return [outcomes, bets]
 
 
+def _decks(text: str) -> int | str:
+    """--decks: a count of decks, or `infinite` (cards dealt with replacement) for games with options."""
+    if text == INFINITE:
+        return INFINITE
+    if not text.isdigit() or not MIN_DECKS <= int(text) <= MAX_DECKS:
+        raise typer.BadParameter(f"{text!r} is not {MIN_DECKS} to {MAX_DECKS} decks or {INFINITE!r}")
+    return int(text)
+
+
+DecksOption = Annotated[int | None, typer.Option(  # an int, or INFINITE from the parser (typer takes no unions)
+    parser=_decks, metavar="N|infinite",
+    help="Override the rule set's number of decks (1 to 8); `infinite` deals with replacement (games with options).")]
+
+
 @app.command()
 def odds(
     rules: RulesOption = DEFAULT_RULES,
-    decks: Annotated[
-        int | None, typer.Option(min=MIN_DECKS, max=MAX_DECKS, help="Override the rule set's number of decks.")
-    ] = None,
+    decks: DecksOption = None,
+    player_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Player's strategy, in conf/strategies by name or a YAML file.")] = None,
+    banker_strategy: Annotated[str | None, typer.Option(help="Games with options: the Banker's strategy.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Exact odds of every outcome and bet, by counting card combinations from a full shoe."""
-    rule_set = load_rule_set(rules, decks)
+    """Exact odds of every outcome and bet, by counting card combinations from a full shoe; in a game
+    with options (chemin de fer), the exact value of a strategy pair."""
+    rule_set = load_rule_set(rules)
+    if rule_set.has_options:
+        _strategy_pair_odds(rule_set, decks, player_strategy, banker_strategy, as_json)
+        return
+    if player_strategy is not None or banker_strategy is not None:
+        raise BaccaratError(f"rule set {rule_set.name!r} fixes every drawing decision: "
+                            "--player-strategy and --banker-strategy are for games with options (chemin_de_fer)")
+    if decks == INFINITE:
+        raise BaccaratError(f"--decks {INFINITE} is for games with options; exact odds count a shoe of "
+                            f"{MIN_DECKS} to {MAX_DECKS} decks")
+    rule_set = rule_set.with_decks(decks)
     result = exact_odds(rule_set)
     warn_player_edges(result)
     if as_json:
@@ -95,6 +139,86 @@ def odds(
     console = Console()
     for table in _odds_tables(result, rule_set.decks):
         console.print(table)
+
+
+def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
+                        as_json: bool) -> None:
+    if player_strategy is None or banker_strategy is None:
+        raise BaccaratError(f"rule set {rule_set.name!r} leaves drawing decisions to the players: give "
+                            "--player-strategy NAME and --banker-strategy NAME (see conf/strategies)")
+    rule_set, decks = shoe_of(rule_set, decks)
+    player, banker = load_strategy(player_strategy), load_strategy(banker_strategy)
+    value = pair_value(rule_set, decks, player, banker)
+    document = pair_document(rule_set.name, decks, player.name, banker.name, value)
+    if as_json:
+        print(json.dumps(document))
+        return
+    table = Table(title=f"{rule_set.name}, {_shoe_text(decks)}: Player {player.name} v Banker {banker.name}")
+    for column in ("", "exact", "≈"):
+        table.add_column(column, justify="left" if not column else "right")
+    for side in ("player", "banker"):
+        table.add_row(f"{side} wins", document["probabilities"][side], f"{document['probabilities_float'][side]:.6f}")
+    for side in ("player", "banker"):
+        table.add_row(f"{side} gain per unit", document["value"][side], f"{document['value_float'][side]:+.6f}")
+    Console().print(table)
+    print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
+
+
+def _shoe_text(decks: int | str) -> str:
+    return "infinite deck (with replacement)" if decks == INFINITE else decks_text(decks)
+
+
+class BankerSees(str, Enum):
+    total = "total"
+    cards = "cards"
+
+
+@app.command()
+def solve(
+    rules: RulesOption = "chemin_de_fer",
+    decks: DecksOption = None,
+    banker_sees: Annotated[BankerSees, typer.Option(
+        help="What the Banker knows when he chooses: his total, or his two cards.")] = BankerSees.total,
+    commission: Annotated[str | None, typer.Option(
+        help="The house's share of a Banker win, 0 to 0.1; default the rule set's. 0 makes the game zero-sum.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    strategies_folder: Annotated[Path | None, typer.Option(
+        "--write-strategies", metavar="FOLDER",
+        help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
+) -> None:
+    """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
+    is the only one)."""
+    rule_set, decks = shoe_of(load_rule_set(rules), decks)
+    commission = rule_set.commission if commission is None else commission_of(commission)
+    equilibrium = solve_rules(rule_set, decks, banker_sees.value, commission)
+    document = equilibrium_document(rule_set.name, decks, banker_sees.value, commission, equilibrium)
+    if strategies_folder is not None:
+        strategies = equilibrium_strategies(rule_set, decks, banker_sees.value, commission, equilibrium)
+        for path, written in write_strategies(strategies, strategies_folder):
+            print(f"{'wrote' if written else 'already there:'} {path}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(document))
+        return
+    _print_equilibrium(document)
+
+
+def _print_equilibrium(document: dict) -> None:
+    kind = "minimax (zero-sum)" if document["commission_float"] == 0 else "Nash equilibrium (bimatrix)"
+    print(f"{document['rules']}, {_shoe_text(document['decks'])}, Banker sees his {document['banker_sees']}, "
+          f"commission {document['commission_float']:.2%}: {kind}, "
+          f"{'unique' if document['unique'] else 'not unique'}")
+    print(f"Player draws at 5 with probability {document['player_draw_at_5']} "
+          f"(≈ {document['player_draw_at_5_float']:.6f})")
+    for side in ("player", "banker"):
+        print(f"{side} gain per unit: {document['value'][side]} (≈ {document['value_float'][side]:+.6f})")
+    table = Table(title="the Banker's play where it departs from punto banco or mixes")
+    for column in ("Banker", "Player's third card", "draws with probability", "≈"):
+        table.add_column(column)
+    for cell in document["banker"]:
+        hand = f"{cell['cards'][0]},{cell['cards'][1]} ({cell['total']})" if cell["cards"] else str(cell["total"])
+        third = "stood" if cell["player_third"] is None else str(cell["player_third"])
+        table.add_row(hand, third, cell["draw"], f"{cell['draw_float']:.6f}")
+    Console().print(table)
 
 
 def warn_player_edges(odds: Odds) -> None:
@@ -230,7 +354,7 @@ def simulate(
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
 ) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs)."""
-    rule_set = load_rule_set(rules)
+    rule_set = job.simulable(load_rule_set(rules))
     warn_player_edges(exact_odds(rule_set))
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
@@ -251,6 +375,48 @@ def simulate(
     if replacing:
         _forget_replaced_marts(out, run_id)
     return run_id
+
+
+@app.command()
+def composition(
+    run_id: Annotated[str, typer.Option(help="The committed run whose rounds are analysed.")],
+    out: OutOption = DEFAULT_OUT,
+    shoes: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_SHOES, help="Only the run's first N shoes; default every shoe.")] = None,
+    counts: Annotated[str | None, typer.Option(
+        metavar="NAME,...", help="Count systems: names in conf/counts or paths of .yaml files; default every "
+        "shipped one whose bets the run's rule set offers.")] = None,
+    master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_PARTITIONS, help="Tasks, and files (at most 1,000,000).")] = None,
+) -> None:
+    """Exact EV of every bet before every round of a committed run, from the cards a player has not
+    seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
+    plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
+    out.check_writable()
+    if composition_job.is_committed(plan):
+        print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
+              "nothing to do")
+        return
+    started = time.monotonic()
+    spark = spark_session(master, f"baccarat composition {run_id}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=composition_job.default_partitions(
+            plan.shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(f"composition {run_id}", plan.shoes, live=sys.stdout.isatty())
+    try:
+        result = composition_job.run(spark, plan, reporter)
+    finally:
+        reporter.close()
+    seconds = time.monotonic() - started
+    print(f"committed round_ev of run {run_id!r}: {_count(result['shoes'], 'shoe')}, "
+          f"{_count(result['rounds'], 'round')}, {_count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
+          f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
+          f"{', '.join(result['counts']) or 'none'}")
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
 
 
 def _forget_replaced_marts(out: Store, run_id: str) -> None:
@@ -386,41 +552,119 @@ def sql(
     """Query the warehouse (read-only): one query, or a prompt reading statements ending in ';'."""
     with open_warehouse(warehouse or out.warehouse_path()) as con:
         if query is not None:
-            if (result := read_query(con, query)) is not None:
-                result.show(max_width=200, max_rows=200)
+            _interruptible(con, lambda: _show_query(con, query))
             return 0
         return _shell(con)
 
 
+def _show_query(con, sql: str) -> None:
+    if (result := read_query(con, sql)) is not None:
+        try:
+            result.show(max_width=200, max_rows=200)  # a query runs here, and may fail here
+        except duckdb.Error as error:
+            raise BaccaratError(error_with_hint(error)) from None
+
+
+def _interruptible(con, work: Callable[[], None]) -> None:
+    """work() in a thread, so that Ctrl-C, which Python delivers to the main thread, can interrupt
+    DuckDB's query (DuckDB does not reliably see it itself); KeyboardInterrupt once the query stopped."""
+    outcome: dict = {}
+
+    def run():
+        try:
+            work()
+        except BaseException as error:  # re-raised on the main thread below
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    interrupted = False
+    while worker.is_alive():
+        try:
+            worker.join(0.1)
+        except KeyboardInterrupt:
+            interrupted = True
+            con.interrupt()
+    if interrupted:
+        raise KeyboardInterrupt
+    if "error" in outcome:
+        raise outcome["error"]
+
+
+LEAVE = (".quit", ".exit", "\\q")  # anywhere; "exit" and "quit" only where a statement would start
+TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
+
+
 def _shell(con) -> int:
     """Statements ending in ';' from stdin; a prompt on a terminal, none in a pipe. Exit status 1 if
-    a statement failed in a pipe (a script), 0 otherwise; .quit or end of input leaves."""
+    a statement failed in a pipe (a script), 0 otherwise; .quit, \\q, exit or end of input leaves.
+    On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
     interactive = sys.stdin.isatty()
     if interactive:
-        print("warehouse.duckdb (read-only): tables " + ", ".join(
-            name for (name,) in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall())
-            + ". End statements with ';', leave with .quit")
+        import readline  # noqa: F401  (input() gets line editing and this session's history; no file)
+
+        print("warehouse.duckdb (read-only): tables " + ", ".join(name for (name,) in con.execute(TABLES).fetchall())
+              + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit")
     failed, lines = False, []
     while True:
         try:
             line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
         except EOFError:
             break
+        except KeyboardInterrupt:
+            if not interactive:
+                raise
+            print()  # the line typed so far goes, and the statement it continued
+            lines = []
+            continue
         if not interactive and not line:
             break
-        if line.strip() in (".quit", ".exit"):
+        command = line.strip().removesuffix(";").strip()
+        if command in LEAVE or (not lines and command in ("exit", "quit")):
             break
+        if not lines and command.startswith("."):
+            failed |= not _dot_command(con, command)
+            continue
         lines.append(line.rstrip("\n"))
         statement = "\n".join(lines).strip()
         if statement.endswith(";"):
             lines = []
-            try:
-                if (result := read_query(con, statement)) is not None:
-                    result.show(max_width=200, max_rows=200)
-            except BaccaratError as error:
-                print(f"error: {error}", file=sys.stderr)
-                failed = True
+            failed |= not _run_statement(con, statement, interactive)
     return int(failed and not interactive)
+
+
+def _run_statement(con, statement: str, interactive: bool) -> bool:
+    """False if the statement failed; Ctrl-C at the prompt stops it and the prompt goes on."""
+    try:
+        _interruptible(con, lambda: _show_query(con, statement))
+    except BaccaratError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    except KeyboardInterrupt:
+        if not interactive:
+            raise
+        print("interrupted", file=sys.stderr)
+    return True
+
+
+def _dot_command(con, command: str) -> bool:
+    """.tables or .schema [TABLE]; False (with a message) for anything else."""
+    name, *arguments = command.split()
+    if name == ".tables" and not arguments:
+        for (table,) in con.execute(TABLES).fetchall():
+            print(table)
+        return True
+    if name == ".schema" and len(arguments) <= 1:
+        columns = con.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                          "WHERE table_name = coalesce($name, table_name) ORDER BY table_name, ordinal_position",
+                          params={"name": arguments[0] if arguments else None})
+        if not columns.limit(1).fetchall():
+            print(f"error: no table {arguments[0]!r} (.tables lists them)", file=sys.stderr)
+            return False
+        columns.show(max_width=200, max_rows=100_000)
+        return True
+    print(f"error: unknown command {command!r}: .tables, .schema [TABLE] or .quit", file=sys.stderr)
+    return False
 
 
 @app.command()
@@ -507,7 +751,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except job.SimulationFailed as error:  # the run failed (a full disk, ...): not bad input
+    except (job.SimulationFailed, composition_job.CompositionFailed) as error:  # a full disk, ...: not bad input
         print(f"error: {error}", file=sys.stderr)
         return 1
     except BaccaratError as error:

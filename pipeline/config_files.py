@@ -1,5 +1,6 @@
 """Reading the data files that ship with the package (rule sets, draw tables, schemas)."""
 
+import re
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -7,6 +8,8 @@ from pathlib import Path
 import yaml
 
 from pipeline.errors import BaccaratError
+
+NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
 # conf/ and schemas/ sit at the top of the repository; links inside the package point at them.
 _FOLDERS = {"conf": "conf", "schemas": "schemas_data"}
@@ -46,3 +49,38 @@ def read_yaml(source: Traversable | Path, what: str) -> dict:
     if not isinstance(document, dict):
         raise BaccaratError(f"{what}: expected a mapping at the top of {source}")
     return document
+
+
+def known_names(folder: str) -> list[str]:
+    """The shipped files of conf/<folder>, by name."""
+    return sorted(entry.name.removesuffix(".yaml") for entry in resource("conf", folder).iterdir()
+                  if entry.name.endswith(".yaml"))
+
+
+def locate(folder: str, name_or_path: str, noun: str) -> Traversable | Path:
+    """A shipped file of conf/<folder> by name, or a YAML file by path; else a one-line error."""
+    if NAME.match(name_or_path):
+        if name_or_path not in known_names(folder):
+            raise BaccaratError(
+                f"unknown {noun} {name_or_path!r} (known: {', '.join(known_names(folder))}; "
+                "or give the path of a .yaml file)"
+            )
+        return resource("conf", folder, f"{name_or_path}.yaml")
+    source = Path(name_or_path)
+    if not name_or_path or not source.exists():
+        raise BaccaratError(f"{noun} file not found: {name_or_path}")
+    if source.is_dir():
+        raise BaccaratError(f"{noun} {name_or_path!r} is a folder, not a YAML file")
+    if not source.is_file():  # a FIFO or a device would hang the reader
+        raise BaccaratError(f"{noun} {name_or_path!r} is not a regular file")
+    return source
+
+
+def one_line(error) -> str:
+    """A pydantic ValidationError as one line: where, then what, for each problem."""
+    problems = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)

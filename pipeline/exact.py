@@ -155,6 +155,8 @@ def exact_odds(rule_set: RuleSet, codes: Sequence[int] | None = None) -> Odds:
     Without `codes`, the rule set's full shoe. Any remaining-shoe composition works,
     as long as it holds at least six cards.
     """
+    rule_set.check_fixed_tableau("give a strategy for each side (`baccarat odds --player-strategy NAME "
+                                 "--banker-strategy NAME`)")
     codes = list(code_counts(rule_set.decks) if codes is None else codes)
     if len(codes) != CARDS_PER_DECK or min(codes) < 0 or sum(codes) < DEAL:
         raise BaccaratError("a shoe composition needs 52 non-negative counts and at least six cards")

@@ -1,22 +1,23 @@
 """Table rule sets: `conf/rules/<name>.yaml` (or any path) -> a validated RuleSet."""
 
-import re
+from decimal import Decimal
+from fractions import Fraction
 from functools import cached_property
-from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.bets import BET_KINDS, Terms
 from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
-from pipeline.config_files import read_yaml, resource
+from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
 from pipeline.errors import BaccaratError
 from pipeline.rules import DrawRules, load_draw_rules
 
 DEFAULT_RULES = "punto_banco"
 MOST_CARDS_BURNED = 11  # the turned card and up to ten more
 MOST_CARDS_PER_ROUND = 6
-_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+OPTION_GAME_BETS = ("player", "banker")  # chemin de fer: the punters back the Player, the Banker holds the bank
+MOST_COMMISSION = Decimal("0.1")
 
 
 class _Strict(BaseModel):
@@ -36,10 +37,10 @@ class CutCard(_Strict):
 
 
 class RuleSet(_Strict):
-    name: Annotated[str, Field(pattern=_NAME.pattern)]
+    name: Annotated[str, Field(pattern=NAME.pattern)]
     description: str = ""
     decks: Annotated[int, Field(ge=MIN_DECKS, le=MAX_DECKS)]
-    draw_rules: Annotated[str, Field(pattern=_NAME.pattern)]
+    draw_rules: Annotated[str, Field(pattern=NAME.pattern)]
     burn: Burn
     cut_card: CutCard
     bets: Annotated[dict[str, Terms], Field(min_length=1)]
@@ -59,11 +60,42 @@ class RuleSet(_Strict):
                 f"cut card {self.cut_card.cards_from_end} cards from the end is outside the shoe: "
                 f"with {self.decks} decks it must be {least} to {most}"
             )
+        if load_draw_rules(self.draw_rules).has_options:
+            self._check_option_game_bets()
         return self
+
+    def _check_option_game_bets(self) -> None:
+        """A game with decisions stakes the Player hand against the Banker: a tie pushes, and the
+        house takes at most 10 % of a Banker win."""
+        if sorted(self.bets) != sorted(OPTION_GAME_BETS):
+            raise ValueError(f"draw table {self.draw_rules!r} has options: its bets are player and banker only, "
+                             f"not {', '.join(self.bets)}")
+        player, banker = self.bets["player"], self.bets["banker"]
+        if player.pays != 1 or banker.pays_on_six is not None or banker.push_on_three_card_seven:
+            raise ValueError("a game with options pays the Player 1:1 and the Banker 1:1 less a commission")
+        if not 1 - MOST_COMMISSION <= banker.pays <= 1:
+            raise ValueError(f"the banker bet pays {banker.pays}: the commission must be 0 to {MOST_COMMISSION}")
 
     @cached_property
     def draw(self) -> DrawRules:
         return load_draw_rules(self.draw_rules)
+
+    @property
+    def has_options(self) -> bool:
+        """Whether players make drawing decisions (chemin de fer): no fixed tableau decides every round."""
+        return self.draw.has_options
+
+    def check_fixed_tableau(self, what: str) -> "RuleSet":
+        """Refuse, in one line, work that needs every drawing decision fixed by the table."""
+        if self.has_options:
+            raise BaccaratError(f"rule set {self.name!r} leaves drawing decisions to the players "
+                                f"(draw table {self.draw_rules!r}): {what}")
+        return self
+
+    @property
+    def commission(self) -> Fraction:
+        """The share of a Banker win the house keeps: 1 less what the banker bet pays."""
+        return 1 - Fraction(self.bets["banker"].pays)
 
     @property
     def cards(self) -> int:
@@ -75,45 +107,20 @@ class RuleSet(_Strict):
         return _validated({**self.model_dump(), "decks": decks}, f"rule set {self.name!r} with {decks} decks")
 
 
-def _one_line(error: ValidationError) -> str:
-    problems = []
-    for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"])
-        message = problem["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
-
-
 def _validated(document: dict, what: str) -> RuleSet:
     try:
         rule_set = RuleSet.model_validate(document)
         rule_set.draw  # a missing draw table is a config error too
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {_one_line(error)}") from None
+        raise BaccaratError(f"{what}: {one_line(error)}") from None
     return rule_set
 
 
 def known_rule_sets() -> list[str]:
-    return sorted(entry.name.removesuffix(".yaml") for entry in resource("conf", "rules").iterdir()
-                  if entry.name.endswith(".yaml"))
+    return known_names("rules")
 
 
 def load_rule_set(name_or_path: str = DEFAULT_RULES, decks: int | None = None) -> RuleSet:
     """A shipped rule set by name, or a YAML file by path; `decks` overrides the file's."""
-    if _NAME.match(name_or_path):
-        if name_or_path not in known_rule_sets():
-            raise BaccaratError(
-                f"unknown rule set {name_or_path!r} (known: {', '.join(known_rule_sets())}; "
-                "or give the path of a .yaml file)"
-            )
-        source = resource("conf", "rules", f"{name_or_path}.yaml")
-    else:
-        source = Path(name_or_path)
-        if not name_or_path or not source.exists():
-            raise BaccaratError(f"rule set file not found: {name_or_path}")
-        if source.is_dir():
-            raise BaccaratError(f"rule set {name_or_path!r} is a folder, not a YAML file")
-        if not source.is_file():  # a FIFO or a device would hang the reader
-            raise BaccaratError(f"rule set {name_or_path!r} is not a regular file")
     what = f"rule set {name_or_path!r}"
-    return _validated(read_yaml(source, what), what).with_decks(decks)
+    return _validated(read_yaml(locate("rules", name_or_path, "rule set"), what), what).with_decks(decks)

@@ -14,6 +14,21 @@ def card_value(code: int) -> int:
     return card_rank(code) if card_rank(code) <= 9 else 0
 
 
+def punto_banco_banker_draws(banker: int, v: int) -> bool:
+    """RULES.md's Banker table, when the Player drew a third card worth v."""
+    if banker <= 2:
+        return True
+    if banker == 3:
+        return v != 8
+    if banker == 4:
+        return 2 <= v <= 7
+    if banker == 5:
+        return 4 <= v <= 7
+    if banker == 6:
+        return v in (6, 7)
+    return False
+
+
 def reference_round(p1, b1, p2, b2, c5, c6):
     """Punto banco written out plainly from RULES.md, independent of the tables."""
     player = (p1 + p2) % 10
@@ -25,25 +40,32 @@ def reference_round(p1, b1, p2, b2, c5, c6):
         v = c5
         player = (player + v) % 10
         player_cards = 3
-        if banker <= 2:
-            banker_draws = True
-        elif banker == 3:
-            banker_draws = v != 8
-        elif banker == 4:
-            banker_draws = 2 <= v <= 7
-        elif banker == 5:
-            banker_draws = 4 <= v <= 7
-        elif banker == 6:
-            banker_draws = v in (6, 7)
-        else:
-            banker_draws = False
-        if banker_draws:
+        if punto_banco_banker_draws(banker, v):
             banker = (banker + c6) % 10
             banker_cards = 3
     elif banker <= 5:
         banker = (banker + c5) % 10
         banker_cards = 3
     return Result(player, banker, player_cards, banker_cards)
+
+
+def reference_chemin_de_fer(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, banker_chooses):
+    """Chemin de fer written out plainly from RULES.md: naturals end the round; the Player draws on
+    0-4, stands on 6-7 and chooses at 5; banker_chooses(total, (b1, b2), v or None when the Player
+    stood) says True or False where the Banker chooses, None where the punto banco table decides.
+    Returns the final totals (Player, Banker)."""
+    player, banker = (p1 + p2) % 10, (b1 + b2) % 10
+    if player >= 8 or banker >= 8:
+        return player, banker
+    v, next_card = None, c5
+    if player <= 4 or (player == 5 and player_draws_at_5):
+        v, next_card = c5, c6
+        player = (player + v) % 10
+    choice = banker_chooses(banker, (b1, b2), v)
+    fixed = banker <= 5 if v is None else punto_banco_banker_draws(banker, v)
+    if fixed if choice is None else choice:
+        banker = (banker + next_card) % 10
+    return player, banker
 
 
 def reference_net(kind: str, terms, player: list[int], banker: list[int]) -> Decimal:

@@ -17,8 +17,9 @@ from polars.testing import assert_frame_equal
 from test_marts_parity import normalised
 
 from pipeline.bets import BET_KINDS
+from pipeline.composition import job as composition_job
 from pipeline.marts import composition_duckdb, composition_polars
-from pipeline.marts.inputs import COMPOSITION_MARTS, ROUND_EV
+from pipeline.marts.inputs import COMPOSITION_MARTS
 from pipeline.schemas import contract
 from pipeline.storage import Store
 
@@ -242,19 +243,16 @@ def test_triggers_step_by_half_over_the_true_counts_reached(built):
             assert series["share_bet"][everything] == 1.0  # the far end's trigger bets every round
 
 
-# --- `baccarat marts`: committed, and in the warehouse, for runs with round_ev rows -----------------
+# --- `baccarat marts` on the composition job's rows: committed, and in the warehouse ----------------
 
-def commit_round_ev(out, run_id: str, round_ev: pa.Table) -> None:
-    """Commit round_ev rows for a run as the composition job does: one file in the Delta table."""
+def compose(spark, out, run_id: str, shoes: int) -> tuple[pa.Table, pa.Table]:
+    """Run the composition job on a committed run's first shoes; returns its committed round_ev rows
+    and the run's rounds (keys and nets)."""
     store = Store.parse(str(out))
-    schema = pa.schema([pa.field("run_id", pa.string(), nullable=False), *round_ev.schema])
-    store.write_and_commit(ROUND_EV, run_id, "part-test.parquet", round_ev, schema, (f"test:{run_id}", 1))
-
-
-def run_round_ev(out, run_id: str, bets: list[str], seed: int) -> tuple[pa.Table, pa.Table]:
-    """Synthetic round_ev rows for every round of a committed run, and its rounds' keys and nets."""
-    rounds = read_table(out, run_id, "rounds").select("shoe_id", "round", "cards_left", *[f"net_{b}" for b in bets])
-    return synthetic_round_ev(rounds.to_arrow(), bets, ["banker_player", "dragon_7"], seed), rounds.to_arrow()
+    composition_job.run(spark, composition_job.plan_for(store, run_id, shoes, None, partitions=1))
+    round_ev = store.read_rows(composition_job.ROUND_EV, [run_id]).drop_columns(["run_id"])
+    rounds = read_table(out, run_id, "rounds")
+    return round_ev, rounds.select("shoe_id", "round", pl.col("^net_.*$")).to_arrow()
 
 
 def warehouse_rows(out, table: str) -> pl.DataFrame:
@@ -263,8 +261,8 @@ def warehouse_rows(out, table: str) -> pl.DataFrame:
 
 
 def test_marts_command_commits_composition_marts_only_for_runs_with_round_ev(spark, cli, tmp_path):
-    simulate(spark, tmp_path, rules="ez_baccarat", seed=3, shoes=12, partitions=2, run_id="with-ev")
-    simulate(spark, tmp_path, rules="punto_banco", seed=4, shoes=10, partitions=1, run_id="without-ev")
+    simulate(spark, tmp_path, rules="ez_baccarat", seed=3, shoes=8, partitions=2, run_id="with-ev")
+    simulate(spark, tmp_path, rules="punto_banco", seed=4, shoes=6, partitions=1, run_id="without-ev")
     status, _, err = cli("marts", "--out", tmp_path)
     assert status == 0, err
     with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as con:
@@ -273,15 +271,12 @@ def test_marts_command_commits_composition_marts_only_for_runs_with_round_ev(spa
             types = con.sql(f"SELECT * FROM {name}").to_arrow_table().schema
             assert [(f.name, f.type) for f in types] == [(f.name, f.type) for f in contract(name).arrow()]
 
-    bets = ["player", "banker", "dragon_7"]
-    round_ev, rounds = run_round_ev(tmp_path, "with-ev", bets, seed=5)
-    commit_round_ev(tmp_path, "with-ev", round_ev.select(["shoe_id", "round", "unseen_cards",
-                                                          *[c for c in round_ev.column_names if "_count_" in c],
-                                                          *[f"ev_{b}" for b in bets]]))
+    round_ev, rounds = compose(spark, tmp_path, "with-ev", shoes=5)  # the job's rows of the first 5 shoes
+    reference = reference_marts(round_ev, rounds)
+    assert {row["shoes"] for row in reference["perfect_play"]} == {5}
     for engine in ("polars", "duckdb"):
         status, _, err = cli("marts", "--out", tmp_path, "--engine", engine)
         assert status == 0, err
-        reference = reference_marts(round_ev, rounds)
         for name in COMPOSITION_MARTS:
             delta = DeltaTable(str(tmp_path / contract(name).table))
             assert {p["run_id"] for p in delta.partitions()} == {"with-ev"}
@@ -292,8 +287,9 @@ def test_marts_command_commits_composition_marts_only_for_runs_with_round_ev(spa
             assert_rows_match(normalised(rows.drop("run_id", "rules").to_arrow()).sort(
                 contract(name).order_by[1:]).to_dicts(), reference[name])
 
-    Store.parse(str(tmp_path)).commit_partition(ROUND_EV, "with-ev", [], pa.schema(
-        [pa.field("run_id", pa.string(), nullable=False), *round_ev.schema]), ("test:with-ev", 2))
+    store = Store.parse(str(tmp_path))  # the run's round_ev rows removed in a Delta commit of no file
+    schema = pa.schema(store.delta_table(composition_job.ROUND_EV).schema().to_arrow())
+    store.commit_partition(composition_job.ROUND_EV, "with-ev", [], schema, ("test:with-ev", 2))
     assert cli("marts", "--out", tmp_path, "--run-id", "with-ev")[0] == 0  # its round_ev rows are gone
     for name in COMPOSITION_MARTS:
         assert warehouse_rows(tmp_path, name).height == 0

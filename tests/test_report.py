@@ -1,8 +1,9 @@
 """The report: one self-contained HTML page per run, built from the published warehouse.
 
 Unit tests read the page as text and call the chart functions; the browser tests open it in
-Debian's Chromium (headless, no network) and check that every chart is drawn and that the page
-logs nothing on the console. Chromium is required: without it those tests fail, they do not skip.
+Debian's Chromium (headless, no network) and check that every chart is drawn, that the page
+logs nothing on the console, and read what it shows: the tick labels plotly drew, the key figures.
+Chromium is required: without it those tests fail, they do not skip.
 """
 
 import math
@@ -18,7 +19,8 @@ import plotly.graph_objects as go
 import polars as pl
 import pytest
 from conftest import simulate
-from test_composition_marts import commit_round_ev, run_round_ev
+from plotly.offline import get_plotlyjs
+from test_composition_marts import compose
 
 from pipeline.cli import main
 from pipeline.errors import BaccaratError
@@ -33,20 +35,23 @@ from pipeline.report.charts import (
     streak_chart,
 )
 from pipeline.report.composition import SHOWN_SHARE, depth_fan_chart, favourable_chart, trigger_chart
+from pipeline.report.page import figure_div, rounds_to_tell_edge, too_small_to_tell
 from pipeline.report.roads import roads_chart, with_rounds
 from pipeline.report.style import HIGHLIGHT, number
 
 CHARTS = {"outcomes", "ev", "payout", "convergence", "streaks", "patterns", "roads"}
 COMPOSITION_CHARTS = {"depth_fan", "favourable", "triggers"}
-RUN_ID = "report-s11-n150"
+RUN_ID = "report-s11-n400"
 COMPOSITION_RUN = "report-composition"
+TOO_SMALL = "sample too small to tell"
 
 
 @pytest.fixture(scope="module")
 def report(spark, tmp_path_factory) -> tuple[Path, Path]:
-    """150 shoes simulated, the marts and warehouse published, the report built: (folder, page)."""
+    """400 shoes (large enough to tell the Banker edge) simulated, the marts and warehouse published,
+    the report built: (folder, page)."""
     folder = tmp_path_factory.mktemp("report")
-    simulate(spark, folder, seed=11, shoes=150, partitions=2, run_id=RUN_ID)
+    simulate(spark, folder, seed=11, shoes=400, partitions=2, run_id=RUN_ID)
     assert main(["marts", "--out", str(folder)]) == 0
     return folder, build_report(Store.parse(str(folder)))
 
@@ -58,12 +63,11 @@ def page(report) -> str:
 
 @pytest.fixture(scope="module")
 def composition_report(spark, tmp_path_factory) -> tuple[Path, Path]:
-    """A run with round_ev rows (made up, as tests/test_composition_marts.py makes them), its marts
-    and its report: (folder, page)."""
+    """A run with round_ev rows (the composition job's, with the count systems ez_baccarat can use), its
+    marts and its report: (folder, page)."""
     folder = tmp_path_factory.mktemp("composition_report")
     simulate(spark, folder, rules="ez_baccarat", seed=12, shoes=30, partitions=1, run_id=COMPOSITION_RUN)
-    round_ev, _ = run_round_ev(folder, COMPOSITION_RUN, ["player", "banker", "dragon_7", "panda_8"], seed=13)
-    commit_round_ev(folder, COMPOSITION_RUN, round_ev)
+    compose(spark, folder, COMPOSITION_RUN, shoes=30)
     assert main(["marts", "--out", str(folder)]) == 0
     return folder, build_report(Store.parse(str(folder)))
 
@@ -106,7 +110,8 @@ def test_page_has_every_chart_and_table(page):
     assert f"<title>Baccarat report: {RUN_ID}</title>" in page
     assert f"Baccarat run {RUN_ID}" in page and "punto_banco" in page
     assert page.count("<table") == 3  # outcomes, bets, run parameters
-    for heading in ("Rounds won", "Exact EV", "House edge", "Software version", "Partitions", "Seed"):
+    for heading in ("Rounds won", "Simulated share", "Exact share", "Simulated EV", "Exact EV", "Exact house edge",
+                    "Software version", "Partitions", "Seed"):
         assert f"<th>{heading}</th>" in page or f"<td>{heading}</td>" in page
     assert "The five roads of shoe 0" in page
 
@@ -116,12 +121,12 @@ def test_tables_show_the_marts_figures(report, page):
     summary = mart(folder, f"SELECT * FROM outcome_summary WHERE run_id = '{RUN_ID}'")
     for row in summary.iter_rows(named=True):
         assert f"{row['count']:,}" in page
-        assert f"{row['share'] * 100:.3f} %" in page
+        assert f"{row['share'] * 100:.3f}\u00a0%" in page
     bets = mart(folder, f"SELECT * FROM bet_performance WHERE run_id = '{RUN_ID}'")
     for row in bets.iter_rows(named=True):
-        assert f"{-row['exact_ev'] * 100:.3f} %" in page  # house edge
+        assert f"{-row['exact_ev'] * 100:.3f}\u00a0%" in page  # exact house edge
     rounds = summary["rounds"][0]
-    assert f"<td>{rounds:,}</td>" in page and "<td>150</td>" in page and "<td>11</td>" in page  # rounds, shoes, seed
+    assert f"<td>{rounds:,}</td>" in page and "<td>400</td>" in page and "<td>11</td>" in page  # rounds, shoes, seed
 
 
 def test_rebuilding_replaces_the_page(report):
@@ -228,6 +233,26 @@ def test_convergence_streaks_and_patterns(report):
     assert min(interval.error_y.array) == pytest.approx(1.96 * math.sqrt(p0 * (1 - p0) / most))
 
 
+def test_a_run_is_too_small_to_tell_until_every_edge_lies_outside_its_interval(report):
+    folder, _ = report
+    bets = mart(folder, f"SELECT * FROM bet_performance WHERE run_id = '{RUN_ID}'")
+    for row in bets.iter_rows(named=True):
+        needed = rounds_to_tell_edge(row)
+
+        def half(rounds: int) -> float:
+            return 1.96 * row["exact_sd"] / math.sqrt(rounds)
+
+        assert half(needed) < -row["exact_ev"] <= half(needed - 1)  # the fewest rounds with a narrower interval
+    needed, bet = max((rounds_to_tell_edge(row), row["bet"]) for row in bets.iter_rows(named=True))
+    assert bet == "banker"  # the smallest edge for its spread
+    assert too_small_to_tell(bets.with_columns(rounds=pl.lit(needed - 1))) == (needed, "banker")
+    assert too_small_to_tell(bets.with_columns(rounds=pl.lit(needed))) is None
+    assert too_small_to_tell(bets.with_columns(exact_ev=pl.lit(0.0), rounds=pl.lit(1))) is None  # no edge to tell
+    player_edge = bets.with_columns(exact_ev=-pl.col("exact_ev"))  # a rule set paying the player an edge
+    assert too_small_to_tell(player_edge.with_columns(rounds=pl.lit(needed - 1))) == (needed, "banker")
+    assert bets["rounds"].min() >= needed  # the fixture is large enough: its page must say it matches
+
+
 def test_roads_cells_carry_rounds_and_pairs(report):
     folder, _ = report
     cells = mart(folder, f"SELECT * FROM road_cells WHERE run_id = '{RUN_ID}' AND shoe_id = 0")
@@ -256,6 +281,7 @@ BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 # Chromium 156 logs every console message, whatever its level (log, warn, error, an uncaught
 # exception), as one INFO line: `[pid:tid:date/time:INFO:CONSOLE:LINE] "message", source: URL (LINE)`
 # (older versions: `INFO:CONSOLE(LINE)]`). The level is not shown, so any console line fails.
+TICK = re.compile(r"[xy]\d*tick")  # the class of a plotly tick label's group: ytick, y2tick, ...
 CONSOLE = re.compile(r"^\[[^\]]*:CONSOLE\b[^\]]*\]\s?(.*)$")
 
 
@@ -278,32 +304,91 @@ def dump_dom(page: Path, profile: Path) -> tuple[str, list[str]]:
     return done.stdout, console_messages(done.stderr)
 
 
-class ChartSvgs(HTMLParser):
-    """For each element with data-chart: does it contain an <svg class="main-svg">?"""
+class DrawnPage(HTMLParser):
+    """The page as the browser drew it, from its DOM: which charts (data-chart) hold a plotly
+    <svg class="main-svg">, each chart's tick labels by axis ((chart, "y2") -> labels, from plotly's
+    <g class="y2tick"><text>), the key-figure tiles ({label, value, note}) and the tables' headings."""
 
     VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
                       "wbr"})
 
     def __init__(self):
         super().__init__()
-        self.open: list[str | None] = []
+        self.open: list[tuple[str | None, set[str]]] = []
         self.charts: dict[str, bool] = {}
+        self.ticks: dict[tuple[str, str], list[str]] = {}
+        self.tiles: list[dict[str, str]] = []
+        self.headings: list[str] = []
+        self.sink: tuple[int, dict | list, str | int] | None = None  # (depth, container, key) taking the text
+
+    def nearest(self, wanted) -> str | None:
+        """The innermost open element's class that `wanted` accepts."""
+        return next((c for _, css in reversed(self.open) for c in css if wanted(c)), None)
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag in self.VOID:
             return
-        key = attrs.get("data-chart")
+        key, css = attrs.get("data-chart"), set((attrs.get("class") or "").split())
         if key is not None:
             self.charts.setdefault(key, False)
-        self.open.append(key)
-        if tag == "svg" and "main-svg" in (attrs.get("class") or "").split():
-            for inside in filter(None, self.open):
+        self.open.append((key, css))
+        chart = next((k for k, _ in reversed(self.open) if k), None)
+        if tag == "svg" and "main-svg" in css:
+            for inside in filter(None, (k for k, _ in self.open)):
                 self.charts[inside] = True
+        elif tag == "text" and chart and (tick := self.nearest(TICK.fullmatch)):
+            labels = self.ticks.setdefault((chart, tick.removesuffix("tick")), [])
+            labels.append("")
+            self.take(labels, len(labels) - 1)
+        elif "kpi" in css:
+            self.tiles.append({})
+        elif css & {"label", "value", "note"} and self.tiles and self.nearest("kpi".__eq__):
+            self.take(self.tiles[-1], (css & {"label", "value", "note"}).pop())
+        elif tag == "th":
+            self.headings.append("")
+            self.take(self.headings, len(self.headings) - 1)
+
+    def take(self, container: dict | list, key: str | int) -> None:
+        if isinstance(container, dict):
+            container[key] = ""
+        self.sink = (len(self.open), container, key)
+
+    def handle_data(self, data):
+        if self.sink:
+            _, container, key = self.sink
+            container[key] += data
 
     def handle_endtag(self, tag):
         if tag not in self.VOID and self.open:
             self.open.pop()
+            if self.sink and len(self.open) < self.sink[0]:
+                self.sink = None
+
+
+def drawn(page: Path, profile: Path) -> tuple[DrawnPage, list[str]]:
+    dom, console = dump_dom(page, profile)
+    parsed = DrawnPage()
+    parsed.feed(dom)
+    return parsed, console
+
+
+def assert_true_percent_ticks(labels: list[str]) -> float:
+    """Three or more distinct labels, evenly spaced as the ticks are (so each says its tick's value);
+    returns the step in percent."""
+    assert len(labels) >= 3 and len(set(labels)) == len(labels), labels
+    values = sorted(float(label.replace("\u2212", "-").removesuffix("%")) for label in labels)
+    steps = {round(high - low, 9) for low, high in zip(values, values[1:])}
+    assert len(steps) == 1, labels
+    return steps.pop()
+
+
+def house_edge_labels(page: DrawnPage) -> None:
+    """The tile's edge is the simulated one with its interval, the table's the exact one."""
+    tile = next(t for t in page.tiles if "house edge" in t["label"].lower())
+    assert tile["label"] == "Simulated house edge"
+    assert re.fullmatch(r"Banker ± \d+\.\d\d\u00a0% \(95 %\); exact house edge \d\.\d{3}\u00a0%", tile["note"]), tile
+    assert "Exact house edge" in page.headings and "House edge" not in page.headings
 
 
 @pytest.mark.slow
@@ -320,16 +405,53 @@ def test_browser_screenshot(report, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("built, charts", [("report", CHARTS), ("composition_report", CHARTS | COMPOSITION_CHARTS)],
-                         ids=["without_round_ev", "with_round_ev"])
-def test_browser_draws_every_chart_without_console_errors(request, built, charts, tmp_path):
-    _, page = request.getfixturevalue(built)
-    dom, console = dump_dom(page, tmp_path / "profile")
-    parser = ChartSvgs()
-    parser.feed(dom)
-    assert set(parser.charts) == charts
-    assert all(parser.charts.values()), [key for key, drawn in parser.charts.items() if not drawn]
+def test_browser_draws_every_chart_with_true_ticks_and_clear_labels(report, tmp_path):
+    _, page = report
+    parsed, console = drawn(page, tmp_path / "profile")
+    assert set(parsed.charts) == CHARTS
+    assert all(parsed.charts.values()), [key for key, done in parsed.charts.items() if not done]
     assert console == []
+    assert_true_percent_ticks(parsed.ticks["patterns", "y"])
+    for axis in ("y", "y2", "y3"):  # one panel per outcome
+        assert_true_percent_ticks(parsed.ticks["outcomes", axis])
+    assert_true_percent_ticks(parsed.ticks["ev", "x"])
+    assert parsed.ticks["streaks", "x"][0] == "1"  # the shortest streak, not 0
+    house_edge_labels(parsed)
+    agreement = next(t for t in parsed.tiles if t["label"] == "Largest |z|")
+    assert agreement["note"] == "all within ±3: matches the exact odds", agreement
+
+
+@pytest.mark.slow
+def test_browser_says_a_small_run_is_too_small_to_tell(spark, tmp_path):
+    simulate(spark, tmp_path, seed=3, shoes=5, partitions=1, run_id="five-shoes")
+    assert main(["marts", "--out", str(tmp_path)]) == 0
+    parsed, console = drawn(build_report(Store.parse(str(tmp_path))), tmp_path / "profile")
+    assert console == [] and all(parsed.charts.values())
+    agreement = next(t for t in parsed.tiles if t["label"] == "Largest |z|")
+    assert re.fullmatch(TOO_SMALL + r": telling the Banker edge takes \d{2},\d{3} rounds", agreement["note"]), agreement
+    house_edge_labels(parsed)
+    assert_true_percent_ticks(parsed.ticks["patterns", "y"])
+
+
+@pytest.mark.slow
+def test_browser_percent_ticks_stay_true_on_fine_steps(report, tmp_path):
+    """The fixture's charts as a run 10,000 times larger would draw them (the same deviations, shrunk
+    100-fold like their intervals): steps far below 1 %, where a fixed format repeats its labels."""
+    folder, _ = report
+    patterns = mart(folder, f"SELECT * FROM road_patterns WHERE run_id = '{RUN_ID}'").with_columns(
+        p_next_banker=pl.col("p_unconditional") + (pl.col("p_next_banker") - pl.col("p_unconditional")) / 100,
+        observations=pl.col("observations") * 10_000)
+    summary = mart(folder, f"SELECT * FROM outcome_summary WHERE run_id = '{RUN_ID}'").with_columns(
+        share=pl.col("exact_share") + (pl.col("share") - pl.col("exact_share")) / 100, rounds=pl.col("rounds") * 10_000)
+    page = tmp_path / "fine.html"
+    page.write_text("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><script>" + get_plotlyjs() + "</script>"
+                    "</head><body>" + figure_div("patterns", pattern_chart(patterns))
+                    + figure_div("outcomes", outcome_chart(summary)) + "</body></html>", encoding="utf-8")
+    parsed, console = drawn(page, tmp_path / "profile")
+    assert console == []
+    assert assert_true_percent_ticks(parsed.ticks["patterns", "y"]) < 0.1
+    for axis in ("y", "y2", "y3"):
+        assert assert_true_percent_ticks(parsed.ticks["outcomes", axis]) < 0.01
 
 
 @pytest.mark.slow
@@ -340,12 +462,10 @@ def test_browser_console_detector_catches_errors(report, tmp_path):
     text = page.read_text(encoding="utf-8")
     broken.write_text(text.replace("</body>", '<script>console.error("bang")</script>'
                                               '<script>throw new Error("boom")</script></body>'), encoding="utf-8")
-    dom, console = dump_dom(broken, tmp_path / "profile")
+    parsed, console = drawn(broken, tmp_path / "profile")
     assert any("Uncaught Error: boom" in message for message in console), console
     assert any("bang" in message for message in console), console
-    parser = ChartSvgs()
-    parser.feed(dom)
-    assert all(parser.charts.values())  # the charts themselves are still drawn
+    assert all(parsed.charts.values())  # the charts themselves are still drawn
 
 
 # --- the Composition section: runs with round_ev rows only -------------------------------------------
@@ -401,3 +521,14 @@ def test_trigger_curves_against_perfect_play(composition_report):
     perfect_line = shown[-1]
     assert perfect_line.name == "perfect play"
     assert set(perfect_line.y) == {perfect.filter(pl.col("bet") == "banker")["expected_units_per_shoe"][0]}
+
+
+@pytest.mark.slow
+def test_browser_draws_the_composition_section_with_true_ticks(composition_report, tmp_path):
+    _, page = composition_report
+    parsed, console = drawn(page, tmp_path / "profile")
+    assert set(parsed.charts) == CHARTS | COMPOSITION_CHARTS
+    assert all(parsed.charts.values()), [key for key, done in parsed.charts.items() if not done]
+    assert console == []
+    for chart in ("depth_fan", "favourable"):
+        assert_true_percent_ticks(parsed.ticks[chart, "y"])

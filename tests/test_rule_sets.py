@@ -1,6 +1,7 @@
 """Rule sets as validated configuration, and the bad inputs they must refuse."""
 
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 import yaml
@@ -24,6 +25,25 @@ def test_shipped_rule_sets():
     assert six.bets["banker"].pays == 1 and six.bets["banker"].pays_on_six == Decimal("0.5")
     assert six.bets["super_six"].pays == 12
     assert load_rule_set("europe").burn.enabled
+    assert not any(load_rule_set(name).has_options for name in ("punto_banco", "super_six", "europe", "ez_baccarat"))
+
+
+def test_chemin_de_fer_rule_sets_have_options_and_their_commission():
+    casino, parlor = load_rule_set("chemin_de_fer"), load_rule_set("chemin_de_fer_parlor")
+    assert casino.has_options and parlor.has_options
+    assert (casino.decks, casino.commission, parlor.decks, parlor.commission) == (6, Fraction(1, 20), 6, 0)
+    assert set(casino.bets) == set(parlor.bets) == {"player", "banker"}  # a tie pushes: no tie bet
+
+
+@pytest.mark.parametrize("name", known_rule_sets())
+def test_every_shipped_rule_set_has_exact_odds_or_says_it_needs_strategies(name):
+    rule_set = load_rule_set(name)
+    if rule_set.has_options:
+        with pytest.raises(BaccaratError, match="leaves drawing decisions to the players.*--player-strategy"):
+            exact_odds(rule_set)
+    else:
+        odds = exact_odds(rule_set)
+        assert sum(odds.outcomes.values()) == odds.total_combinations
 
 
 def test_payouts_are_exact_decimals():
@@ -56,7 +76,12 @@ BAD_CONFIGS = [
     ({"cut_card": {"cards_from_end": 0, "extra_round": True}}, "cards_from_end: Input should be greater than or equal to 1"),
     ({"burn": None}, "burn: Field required"),
     ({"decks": None}, "decks: Field required"),
-    ({"draw_rules": "chemin_de_fer"}, "draw rules 'chemin_de_fer': file not found"),
+    ({"draw_rules": "no_such_table"}, "draw rules 'no_such_table': file not found"),
+    ({"draw_rules": "chemin_de_fer"}, "draw table 'chemin_de_fer' has options: its bets are player and banker only"),
+    ({"draw_rules": "chemin_de_fer", "bets": {"player": {"pays": "1"}, "banker": {"pays": "0.85"}}},
+     "the commission must be 0 to 0.1"),
+    ({"draw_rules": "chemin_de_fer", "bets": {"player": {"pays": "1"}, "banker": {"pays": "1", "pays_on_six": "0.5"}}},
+     "pays the Player 1:1 and the Banker 1:1 less a commission"),
     ({"colour": "green"}, "colour: Extra inputs are not permitted"),
 ]
 

@@ -73,3 +73,30 @@ def test_worked_example_of_seed_001(draw):
 def test_natural_nine_beats_natural_eight(draw):
     assert play_round([4, 4, 5, 4, 0, 0], draw).winner == "P"
 
+
+
+# Chemin de fer (RULES.md): the Player chooses at 5; the casino Banker at 3 v 9, 4 v 1, 5 v 4 and 6 when
+# the Player stood, the punto banco table elsewhere; the parlor Banker at every cell of totals 0-7.
+CASINO_OPTION_CELLS = {(3, 9), (4, 1), (5, 4), (6, PLAYER_STOOD)}
+
+
+@pytest.mark.parametrize("name", ["chemin_de_fer", "chemin_de_fer_parlor"])
+def test_chemin_de_fer_player_draws_on_0_to_4_and_chooses_at_5(name):
+    table = load_draw_rules(name)
+    assert [bool(d) for d in table.player_draws[:8]] == [True] * 5 + [False] * 3
+    assert [bool(o) for o in table.player_options] == [total == 5 for total in range(10)]
+    assert table.has_options
+
+
+@pytest.mark.parametrize("total", range(8))
+@pytest.mark.parametrize("column", range(11))
+def test_chemin_de_fer_banker_cells(draw, total, column):
+    casino, parlor = load_draw_rules("chemin_de_fer"), load_draw_rules("chemin_de_fer_parlor")
+    assert bool(casino.banker_options[total, column]) == ((total, column) in CASINO_OPTION_CELLS)
+    if not casino.banker_options[total, column]:
+        assert casino.banker_draws[total, column] == draw.banker_draws[total, column]
+    assert parlor.banker_options[total, column] and not parlor.banker_draws[total, column]
+
+
+def test_punto_banco_has_no_options(draw):
+    assert not draw.has_options and not draw.player_options.any() and not draw.banker_options.any()

@@ -1,10 +1,14 @@
 """`baccarat sql`: one query, a script on stdin, and the interactive prompt, all read-only."""
 
+import io
 import os
 import pty
 import select
 import subprocess
+import time
 
+import duckdb
+import pexpect
 import pytest
 from conftest import simulate
 
@@ -129,3 +133,80 @@ def test_the_prompt_on_a_terminal(warehouse):
     assert "warehouse.duckdb (read-only): tables bet_performance" in text
     assert "baccarat>" in text and "...>" in text
     assert "dragon" in text and "error: " in text and "lucky" in text
+
+
+@pytest.mark.parametrize("leave", [".quit", ".exit", "\\q", "exit", "quit", "quit;"])
+def test_every_way_to_leave_leaves(cli, warehouse, monkeypatch, leave):
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"SELECT 'before' AS b;\n{leave}\nSELECT 'after' AS a;\n"))
+    status, out, err = cli("sql", "--out", warehouse)
+    assert status == 0 and err == "" and "before" in out and "after" not in out
+
+
+def test_dot_commands_in_a_script(cli, warehouse, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO(".tables\n.schema streaks\n.schema nowhere\n.frobnicate\n"))
+    status, out, err = cli("sql", "--out", warehouse)
+    assert status == 1 and set(out.splitlines()) >= {*MARTS, "rounds", "shoes"}
+    assert "expected_share" in out
+    assert err.splitlines() == ["error: no table 'nowhere' (.tables lists them)",
+                                "error: unknown command '.frobnicate': .tables, .schema [TABLE] or .quit"]
+
+
+def test_a_query_failing_as_it_runs_is_one_line(cli, warehouse):
+    """The cast fails only when rows are read, after the query was accepted."""
+    status, out, err = cli("sql", "--out", warehouse, "SELECT CAST(outcome AS INTEGER) FROM rounds")
+    assert status == 2 and out == "" and err.count("\n") == 1 and "Conversion Error" in err, err
+
+
+PROMPT = "baccarat> "
+ENDLESS = "SELECT count(*) FROM range(1000000000000) a;"  # 10**12 rows: minutes of work (10**9 take 0.5 s)
+
+
+def test_the_prompt_on_a_real_terminal_lists_describes_cancels_and_saves_nothing(warehouse, tmp_path):
+    home, workdir = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    workdir.mkdir()
+    prompt = pexpect.spawn("baccarat", ["sql", "--out", str(warehouse)], env={**os.environ, "HOME": str(home)},
+                           cwd=str(workdir), encoding="utf-8", timeout=30, dimensions=(40, 200))
+    prompt.expect_exact(PROMPT)
+
+    prompt.sendline(".tables")
+    prompt.expect_exact(PROMPT)
+    assert all(f"{table}\r\n" in prompt.before for table in (*MARTS, "rounds", "shoes")), prompt.before
+
+    prompt.sendline(".schema bet_performance")
+    prompt.expect_exact(PROMPT)
+    with duckdb.connect(str(warehouse / WAREHOUSE), read_only=True) as con:
+        columns = [name for (name,) in con.execute("SELECT column_name FROM information_schema.columns "
+                                                   "WHERE table_name = 'bet_performance'").fetchall()]
+    assert len(columns) > 5 and all(f" {column} " in prompt.before for column in columns), prompt.before
+
+    prompt.sendline(ENDLESS)
+    time.sleep(1)  # the query is running
+    started = time.monotonic()
+    prompt.sendintr()
+    prompt.expect_exact("interrupted")
+    prompt.expect_exact(PROMPT)
+    assert time.monotonic() - started < 10
+    prompt.sendline("SELECT 6 * 7 AS answer;")
+    prompt.expect_exact("42")
+    prompt.expect_exact(PROMPT)
+
+    prompt.send("SELECT 'half")  # Ctrl-C on a half-typed line, then on a statement continued over lines
+    prompt.sendintr()
+    prompt.expect_exact(PROMPT)
+    prompt.sendline("SELECT 1")
+    prompt.expect_exact("...> ")
+    prompt.sendintr()
+    prompt.expect_exact(PROMPT)
+    prompt.sendline("SELECT 'whole' AS w;")
+    prompt.expect_exact(PROMPT)
+    assert "whole" in prompt.before and "error" not in prompt.before, prompt.before
+    prompt.send("\x1b[A\r")  # the up arrow recalls it from this session's history
+    prompt.expect_exact(PROMPT)
+    assert "whole" in prompt.before and "error" not in prompt.before, prompt.before
+
+    prompt.sendline("\\q")
+    prompt.expect(pexpect.EOF)
+    prompt.close()
+    assert prompt.exitstatus == 0
+    assert list(home.iterdir()) == [] and list(workdir.iterdir()) == []

@@ -6,11 +6,10 @@ from functools import cached_property
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
-from pipeline.runs import RUNS, committed_runs, read_run, run_files, verify_files
+from pipeline.runs import committed_runs, read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.tables import RuleSet
@@ -22,7 +21,6 @@ MARTS = (
 # Built for a run that has round_ev rows (`baccarat composition`); a run without them has no rows there.
 COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
 EVERY_MART = MARTS + COMPOSITION_MARTS
-ROUND_EV = "round_ev"
 ROAD_CELLS_SHOES = 200
 ROAD_STATS_SHOES = 10_000
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
@@ -44,8 +42,11 @@ class RunInput:
 
     def round_ev_files(self) -> list[str]:
         """The run's committed files of the round_ev table (`baccarat composition`), as the query engines
-        take them; none for a run without round_ev rows."""
-        return [self.out.reader_path(f["path"]) for f in self.out.partition_files(ROUND_EV, self.run_id)]
+        take them, each checked against the contract; none for a run without round_ev rows."""
+        files = self.out.partition_files(contract("round_ev").table, self.run_id)
+        for entry in files:
+            _check_schema(self.out, entry["path"], "round_ev", tuple(self.record["bets"]))
+        return [self.out.reader_path(entry["path"]) for entry in files]
 
     @cached_property
     def odds(self) -> Odds:
@@ -88,13 +89,7 @@ def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...]) -> N
 
 def load_run(out: Store, run_id: str) -> RunInput:
     """A committed run whose files all exist, match their checksums and follow the contracts."""
-    record = read_run(out, run_id)
-    if record is None:
-        raise BaccaratError(f"unknown run id {run_id!r}: no row in {out.location(RUNS)}")
-    try:
-        rule_set = RuleSet.model_validate(record["parameters"]["rules"])
-    except ValidationError as error:
-        raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
+    record, rule_set = read_committed_run(out, run_id)
     verify_files(out, record)
     for entry in record["files"]:
         _check_schema(out, entry["path"], entry["table"], tuple(record["bets"]))

@@ -148,10 +148,10 @@ def read_query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelat
                                     "and queries may only read (SELECT, EXPLAIN)")
         return con.sql(sql)
     except duckdb.Error as error:
-        raise BaccaratError(_with_hint(error)) from None
+        raise BaccaratError(error_with_hint(error)) from None
 
 
-def _with_hint(error: duckdb.Error) -> str:
+def error_with_hint(error: duckdb.Error) -> str:
     """DuckDB's first line, and its hint ("Did you mean ...", "Candidate bindings: ...") on the same line."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     hints = [line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))]

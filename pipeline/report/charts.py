@@ -11,6 +11,7 @@ from pipeline.report.style import (
     HIGHLIGHT,
     INK,
     MUTED,
+    PERCENT_TICKS,
     SIDE_COLOURS,
     SIDE_NAMES,
     Z95,
@@ -18,6 +19,7 @@ from pipeline.report.style import (
     bet_label,
     bet_menu,
     default_bet,
+    percent,
     rgba,
     styled,
 )
@@ -55,8 +57,8 @@ def outcome_chart(summary: pl.DataFrame) -> go.Figure:
         low, high = min(share - half, p0), max(share + half, p0)
         pad = max(high - low, 1e-6) * 0.35
         z = row["z_score"]
-        fig.update_yaxes(range=[low - pad, high + pad], tickformat=".2%", row=1, col=i, gridcolor=GRID)
-        fig.update_xaxes(title_text=f"z = {z:+.2f}" if z is not None else "", row=1, col=i,
+        fig.update_yaxes(range=[low - pad, high + pad], tickformatstops=PERCENT_TICKS, gridcolor=GRID, row=1, col=i)
+        fig.update_xaxes(title_text=f"z = {z:+.2f}".replace("-", "−") if z is not None else "", row=1, col=i,
                          title_font={"size": 11, "color": MUTED})
     return styled(fig, height=340, margin={"l": 60, "r": 20, "t": 20, "b": 50})
 
@@ -66,8 +68,9 @@ def ev_chart(bets: pl.DataFrame) -> go.Figure:
     diamond); the house edge is minus the exact EV."""
     fig = go.Figure()
     rows = list(bets.iter_rows(named=True))
-    for row in rows:
-        ev, label = row["ev"], f"{bet_label(row['bet'])}  ({-row['exact_ev']:.2%} edge)"
+    labels = [f"{bet_label(r['bet'])}  (exact edge {percent(-r['exact_ev'], 3)})" for r in rows]
+    for row, label in zip(rows, labels):
+        ev = row["ev"]
         low, high = row["ev_ci_low"], row["ev_ci_high"]
         fig.add_trace(go.Scatter(
             x=[ev], y=[label], mode="markers", marker={"size": 12, "color": bet_colour(row["bet"])}, showlegend=False,
@@ -79,7 +82,7 @@ def ev_chart(bets: pl.DataFrame) -> go.Figure:
                            + f"<br>exact EV {row['exact_ev']:.3%}, z = {row['z_score'] or 0:+.2f}<extra></extra>"),
         ))
     fig.add_trace(go.Scatter(
-        x=[r["exact_ev"] for r in rows], y=[f"{bet_label(r['bet'])}  ({-r['exact_ev']:.2%} edge)" for r in rows],
+        x=[r["exact_ev"] for r in rows], y=labels,
         mode="markers", name="exact EV",
         marker={"symbol": "diamond-open", "size": 13, "line": {"width": 2.5}, "color": INK},
         hovertemplate="exact EV %{x:.4%}<extra></extra>",
@@ -87,7 +90,7 @@ def ev_chart(bets: pl.DataFrame) -> go.Figure:
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="simulated EV ± 95 %",
                              marker={"size": 12, "color": MUTED}))
     fig.add_vline(x=0, line={"color": MUTED, "dash": "dot", "width": 1})
-    fig.update_xaxes(tickformat=".1%", title_text="EV per unit staked", gridcolor=GRID, zeroline=False)
+    fig.update_xaxes(tickformatstops=PERCENT_TICKS, title_text="EV per unit staked", gridcolor=GRID, zeroline=False)
     fig.update_yaxes(autorange="reversed", gridcolor=GRID)
     return styled(fig, height=340, margin={"l": 20, "r": 20, "t": 40, "b": 50})
 
@@ -158,7 +161,7 @@ def convergence_chart(convergence: pl.DataFrame, default: str = "banker") -> go.
         fig.add_trace(go.Scatter(x=x, y=part["ev"].to_list(), mode="lines+markers", name="simulated EV",
                                  visible=visible, line={"color": colour, "width": 2.5}, marker={"size": 5},
                                  hovertemplate="after %{x:,} rounds: EV %{y:.4f}<extra></extra>"))
-    fig.update_xaxes(type="log", title_text="rounds (log scale)", gridcolor=GRID, dtick=1)
+    fig.update_xaxes(type="log", title_text="rounds (log scale)", gridcolor=GRID, dtick=1, tickformat=",d")
     fig.update_yaxes(title_text="EV per unit staked", gridcolor=GRID)
     return styled(fig, updatemenus=bet_menu(bets, 4, shown), margin={"l": 60, "r": 20, "t": 50, "b": 50})
 
@@ -180,7 +183,9 @@ def streak_chart(streaks: pl.DataFrame) -> go.Figure:
                                  customdata=part["streaks"].to_list(),
                                  hovertemplate=(f"{name} length %{{x}}: %{{y:.3%}} "
                                                 "(%{customdata:,} streaks)<extra></extra>")))
-    fig.update_xaxes(title_text="streak length", dtick=1 if streaks.height < 40 else None, gridcolor=GRID)
+    longest = streaks["length"].max() if streaks.height else None
+    fig.update_xaxes(title_text="streak length", dtick=1 if streaks.height < 40 else None, gridcolor=GRID,
+                     range=[0.5, longest + 0.5] if longest else None)  # no tick at 0: no streak is that short
     fig.update_yaxes(type="log", title_text="share of streaks (log scale)", gridcolor=GRID, exponentformat="power",
                      dtick=1)
     return styled(fig, height=500)
@@ -222,7 +227,7 @@ def pattern_chart(patterns: pl.DataFrame) -> go.Figure:
     low = min(r["p_next_banker"] - h for r, h in zip(rows, half))
     high = max(r["p_next_banker"] + h for r, h in zip(rows, half))
     pad = (high - low) * 0.05
-    fig.update_yaxes(tickformat=".0%", title_text="P(next = Banker)", gridcolor=GRID,
+    fig.update_yaxes(tickformatstops=PERCENT_TICKS, title_text="P(next = Banker)", gridcolor=GRID,
                      range=[max(0.0, low - pad), min(1.0, high + pad)])
     fig.update_xaxes(tickfont={"size": 10})
     return styled(fig, height=400, margin={"l": 60, "r": 20, "t": 40, "b": 70})

@@ -13,6 +13,7 @@ from pipeline.report.style import (
     GRID,
     INK,
     MUTED,
+    PERCENT_TICKS,
     bet_colour,
     bet_label,
     bet_menu,
@@ -24,7 +25,7 @@ from pipeline.report.style import (
 )
 
 COUNT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
-SHOWN_SHARE = 0.001  # trigger curves stop where the count bets fewer rounds than this
+SHOWN_SHARE = 0.01  # trigger curves, and the best trigger, leave out triggers that bet fewer rounds than this
 DEPTH_AXIS = {"title_text": "unseen cards (the shoe is dealt from left to right)", "autorange": "reversed",
               "gridcolor": GRID}
 
@@ -66,7 +67,8 @@ def depth_fan_chart(depth: pl.DataFrame, default: str = "banker") -> go.Figure:
                                  hovertemplate="mean EV %{y:.3%}<extra></extra>"))
     fig.add_hline(y=0, line={"color": MUTED, "width": 1})
     fig.update_xaxes(**DEPTH_AXIS)
-    fig.update_yaxes(title_text="exact EV per unit staked", tickformat=".1%", gridcolor=GRID, zeroline=False)
+    fig.update_yaxes(title_text="exact EV per unit staked", tickformatstops=PERCENT_TICKS, gridcolor=GRID,
+                     zeroline=False)
     return styled(fig, updatemenus=bet_menu(bets, 4, shown), margin={"l": 60, "r": 20, "t": 50, "b": 50})
 
 
@@ -82,7 +84,8 @@ def favourable_chart(depth: pl.DataFrame) -> go.Figure:
             hovertemplate=(f"{bet_label(bet)}, %{{customdata[0]}} unseen cards: EV above 0 in %{{y:.2%}} "
                            "of %{customdata[1]:,} rounds<extra></extra>")))
     fig.update_xaxes(**DEPTH_AXIS)
-    fig.update_yaxes(title_text="share of rounds with EV > 0", tickformat=".0%", gridcolor=GRID, rangemode="tozero")
+    fig.update_yaxes(title_text="share of rounds with EV > 0", tickformatstops=PERCENT_TICKS, gridcolor=GRID,
+                     rangemode="tozero")
     return styled(fig)
 
 
@@ -140,6 +143,12 @@ def best_triggers(counts: pl.DataFrame) -> pl.DataFrame:
             .group_by("bet", maintain_order=True).first())
 
 
+def _trigger_text(best: dict) -> str:
+    """'jacobson dragon 7 ≥ 4': a count system, its direction and its trigger."""
+    level = f"{best['trigger']:g}".replace("-", "−")
+    return f"{html.escape(best['count_system'].replace('_', ' '))} {SIGNS[best['direction']]} {level}"
+
+
 def perfect_play_table(perfect: pl.DataFrame, counts: pl.DataFrame) -> str:
     best = {row["bet"]: row for row in best_triggers(counts).iter_rows(named=True)}
     rows = []
@@ -148,14 +157,13 @@ def perfect_play_table(perfect: pl.DataFrame, counts: pl.DataFrame) -> str:
         interval = ("–" if r["realised_ci_low"] is None else
                     f"{number(r['realised_ci_low'], 3)} to {number(r['realised_ci_high'], 3)}")
         b = best.get(r["bet"], {})
-        trigger = (f"{html.escape(b['count_system'].replace('_', ' '))} {SIGNS[b['direction']]} {b['trigger']:g}"
-                   if b else "–")
         rows.append([swatch + html.escape(bet_label(r["bet"])), number(r["rounds_bet"]), percent(r["share_bet"]),
                      percent(r["mean_edge"], 3), number(r["expected_units_per_shoe"], 4),
-                     number(r["realised_units_per_shoe"], 3), interval, trigger,
+                     number(r["realised_units_per_shoe"], 3), interval, _trigger_text(b) if b else "–",
                      number(b.get("expected_units_per_shoe"), 4), percent(b.get("share_of_perfect"), 1)])
-    return table(["Bet", "Rounds bet", "Share bet", "Mean edge (bet)", "Units per shoe", "Realised per shoe",
-                  "Realised 95 %", "Best count trigger", "Its units per shoe", "Of perfect"], rows)
+    headers = ["Bet", "Rounds bet", "Share", "Mean edge", "Units / shoe", "Realised / shoe", "Realised 95 %",
+               "Best count trigger", "Its units / shoe", "Of perfect"]
+    return f'<div style="overflow-x: auto">{table(headers, rows)}</div>'
 
 
 def composition_section(data: dict[str, pl.DataFrame]) -> str:

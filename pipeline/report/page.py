@@ -1,6 +1,7 @@
 """The page: header, key figures, a grid of chart cards and the tables, as one HTML string."""
 
 import html
+import math
 from datetime import datetime
 
 import plotly.graph_objects as go
@@ -17,7 +18,19 @@ from pipeline.report.charts import (
     streak_chart,
 )
 from pipeline.report.roads import roads_chart
-from pipeline.report.style import SIDE_COLOURS, SIDE_NAMES, Z95, bet_colour, bet_label, number, percent
+from pipeline.report.style import (
+    BANKER,
+    HIGHLIGHT,
+    MUTED,
+    SIDE_COLOURS,
+    SIDE_NAMES,
+    TIE,
+    Z95,
+    bet_colour,
+    bet_label,
+    number,
+    percent,
+)
 
 PLOT_CONFIG = {"displaylogo": False, "responsive": True, "displayModeBar": False}
 # Charts are drawn while the page is parsed; once everything is laid out, fit them to their cards.
@@ -39,7 +52,8 @@ main { max-width: 1440px; margin: 0 auto; padding: 20px 24px 40px; }
 .kpis { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .kpi { background: #fff; border-radius: 10px; padding: 12px 16px; box-shadow: 0 1px 3px rgba(15,23,42,.08);
        border-top: 4px solid var(--accent, #7b8794); }
-.kpi .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .5px; }
+.kpi .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .5px;
+              min-height: 2.9em; }
 .kpi .value { font-size: 24px; font-weight: 650; margin-top: 2px; font-variant-numeric: tabular-nums; }
 .kpi .note { color: var(--muted); font-size: 12px; }
 .grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 16px; }
@@ -95,8 +109,8 @@ def outcome_table(summary: pl.DataFrame) -> str:
         swatch = f'<span class="swatch" style="background:{SIDE_COLOURS.get(r["outcome"], "#999")}"></span>'
         rows.append([swatch + html.escape(SIDE_NAMES.get(r["outcome"], r["outcome"])), number(r["count"]),
                      percent(r["share"], 3), percent(r["exact_share"], 3),
-                     "–" if half is None else f"± {half * 100:.3f} %", _z(r["z_score"])])
-    return table(["Outcome", "Rounds won", "Share", "Exact", "95 % interval", "z"], rows)
+                     "–" if half is None else f"± {percent(half, 3)}", _z(r["z_score"])])
+    return table(["Outcome", "Rounds won", "Simulated share", "Exact share", "95 % interval", "z"], rows)
 
 
 def bet_table(bets: pl.DataFrame) -> str:
@@ -104,13 +118,13 @@ def bet_table(bets: pl.DataFrame) -> str:
     for r in bets.iter_rows(named=True):
         swatch = f'<span class="swatch" style="background:{bet_colour(r["bet"])}"></span>'
         interval = ("–" if r["ev_ci_low"] is None or r["ev_ci_high"] is None
-                    else f"{percent(r['ev_ci_low'], 3)} to {percent(r['ev_ci_high'], 3)}").replace("-", "−")
+                    else f"{percent(r['ev_ci_low'], 3)} to {percent(r['ev_ci_high'], 3)}")
         rows.append([swatch + html.escape(bet_label(r["bet"])), number(r["rounds"]), number(r["hits"]),
-                     number(float(r["total_net"]), 2), percent(r["ev"], 3).replace("-", "−"), interval,
-                     percent(r["exact_ev"], 3).replace("-", "−"), percent(-r["exact_ev"], 3).replace("-", "−"),
+                     number(float(r["total_net"]), 2), percent(r["ev"], 3), interval,
+                     percent(r["exact_ev"], 3), percent(-r["exact_ev"], 3),
                      number(r["sd"], 4), number(r["exact_sd"], 4), _z(r["z_score"])])
-    return table(["Bet", "Rounds", "Hits", "Total net", "EV", "EV 95 % interval", "Exact EV", "House edge",
-                  "SD", "Exact SD", "z"], rows)
+    return table(["Bet", "Rounds", "Hits", "Total net", "Simulated EV", "EV 95 % interval", "Exact EV",
+                  "Exact house edge", "SD", "Exact SD", "z"], rows)
 
 
 def _when(stamp: str | None) -> str:
@@ -190,6 +204,43 @@ def header(run_id: str, run: dict | None, summary: pl.DataFrame) -> str:
             f'<p>{" · ".join(html.escape(f) for f in facts)}</p></header>')
 
 
+def rounds_to_tell_edge(bet: dict) -> int | None:
+    """The fewest rounds for which the 95 % interval of the bet's EV (from its exact SD) is narrower than
+    its edge (the exact EV's distance from 0): from then on the run can tell the game from a fair one and
+    from one with twice the edge. None for a fair bet."""
+    edge, sd = abs(bet["exact_ev"] or 0.0), bet["exact_sd"]
+    return math.floor((Z95 * sd / edge) ** 2) + 1 if edge and sd else None
+
+
+def too_small_to_tell(bets: pl.DataFrame) -> tuple[int, str] | None:
+    """(rounds needed, bet) for the bet whose house edge the run is furthest from telling, or None when
+    the run can tell every bet's edge."""
+    short = [(needed, r["bet"]) for r in bets.iter_rows(named=True)
+             if (needed := rounds_to_tell_edge(r)) is not None and r["rounds"] < needed]
+    return max(short, default=None)
+
+
+def house_edge_tile(banker: dict) -> tuple[str, str, str, str]:
+    """The simulated edge with its 95 % interval, beside the exact one (the tables' 'Exact house edge')."""
+    low, high = banker["ev_ci_low"], banker["ev_ci_high"]
+    interval = "" if low is None or high is None else f" ± {percent((high - low) / 2)} (95 %)"
+    return ("Simulated house edge", percent(-banker["ev"]),
+            f"Banker{interval}; exact house edge {percent(-banker['exact_ev'], 3)}", BANKER)
+
+
+def agreement_tile(worst: float, bets: pl.DataFrame) -> tuple[str, str, str, str]:
+    """The largest |z| and what it says: a large z is worth a look in any run, but a small one only
+    shows agreement in a run large enough to tell the house edges (see too_small_to_tell)."""
+    short = too_small_to_tell(bets)
+    if worst >= 3:
+        return "Largest |z|", f"{worst:.2f}", "above 3: look closer", HIGHLIGHT
+    if short is not None:
+        needed, bet = short
+        return ("Largest |z|", f"{worst:.2f}", f"sample too small to tell: telling the {bet_label(bet)} edge "
+                f"takes {needed:,} rounds", MUTED)
+    return "Largest |z|", f"{worst:.2f}", "all within ±3: matches the exact odds", TIE
+
+
 def kpis(summary: pl.DataFrame, bets: pl.DataFrame) -> str:
     """Key figures on top: size of the run, the three shares, the banker edge, the worst z."""
     tiles = []
@@ -203,13 +254,10 @@ def kpis(summary: pl.DataFrame, bets: pl.DataFrame) -> str:
                       f"exact {percent(r['exact_share'])}", SIDE_COLOURS.get(r["outcome"], "#7b8794")))
     banker = bets.filter(pl.col("bet") == "banker")
     if banker.height:
-        b = banker.row(0, named=True)
-        tiles.append(("Banker house edge", percent(-b["ev"]), f"exact {percent(-b['exact_ev'])}", "#d62728"))
+        tiles.append(house_edge_tile(banker.row(0, named=True)))
     zs = [abs(z) for z in summary["z_score"].to_list() + bets["z_score"].to_list() if z is not None]
     if zs:
-        worst = max(zs)
-        tiles.append(("Largest |z|", f"{worst:.2f}", "all within ±3: matches the exact odds" if worst < 3
-                      else "above 3: look closer", "#2ca02c" if worst < 3 else "#ff7f0e"))
+        tiles.append(agreement_tile(max(zs), bets))
     return '<div class="kpis">' + "".join(
         f'<div class="kpi" style="--accent:{accent}"><div class="label">{html.escape(label)}</div>'
         f'<div class="value">{html.escape(value)}</div><div class="note">{html.escape(note)}</div></div>'

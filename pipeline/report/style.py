@@ -14,6 +14,12 @@ BET_COLOURS = {
 INK, MUTED, GRID, HIGHLIGHT = "#1f2933", "#9aa5b1", "#e4e7eb", "#ff7f0e"
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 Z95 = 1.96
+# A percent axis takes as many decimals as the tick step plotly picks needs, so that every label is
+# distinct and true however the chart is sized or zoomed: steps are 1, 2 or 5 times a power of ten,
+# so each band from 0.7·10^k to 7·10^k holds one decimal count (steps 1 %: 50 %; 0.5 %: 50.5 %).
+PERCENT_TICKS = [{"dtickrange": [None if decimals == 6 else 7 * 10.0 ** -(decimals + 3),
+                                 None if decimals == 0 else 7 * 10.0 ** -(decimals + 2)],
+                  "value": f".{decimals}%"} for decimals in range(7)]
 
 
 def bet_colour(bet: str) -> str:
@@ -59,11 +65,7 @@ def default_bet(bets: list[str], preferred: str = "banker") -> str:
 
 
 def percent(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value * 100:.{digits}f} %"
-
-
-def signed_percent(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value * 100:+.{digits}f} %".replace("-", "−")
+    return "–" if value is None else f"{value * 100:.{digits}f}\u00a0%".replace("-", "−")
 
 
 def number(value: float | None, digits: int = 0) -> str:

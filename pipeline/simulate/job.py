@@ -7,18 +7,14 @@ the run's row in `runs`, last.
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
-import builtins
 import contextlib
 import hashlib
 import json
 import os
-import re
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from math import ceil
 
 import pyarrow.parquet as pq
 
@@ -27,8 +23,10 @@ from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
+from pipeline.simulate import progress
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
+from pipeline.tasks import collect_or_fail, part_name, partitions_for, shoe_ranges
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -51,10 +49,12 @@ class Plan:
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
 
+    def __post_init__(self):
+        simulable(self.rule_set)
+
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
-        size = ceil(self.shoes / min(self.partitions, self.shoes))
-        return [(first, min(first + size, self.shoes)) for first in range(0, self.shoes, size)]
+        return shoe_ranges(self.shoes, self.partitions)
 
     def parameters(self) -> dict:
         """What determines the content; two runs with equal parameters hold equal rows."""
@@ -66,12 +66,13 @@ class Plan:
         return hashlib.sha256(json.dumps(self.parameters(), sort_keys=True).encode()).hexdigest()[:12]
 
 
+def simulable(rule_set: RuleSet) -> RuleSet:
+    """The simulator plays fixed tableaux only, for now."""
+    return rule_set.check_fixed_tableau("simulating the players' decisions is not built yet")
+
+
 def default_partitions(shoes: int, parallelism: int) -> int:
-    return max(1, min(shoes, max(parallelism, ceil(shoes / SHOES_PER_TASK))))
-
-
-def part_name(first: int, last: int, key: str) -> str:
-    return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
+    return partitions_for(shoes, parallelism, SHOES_PER_TASK)
 
 
 class SimulationFailed(BaccaratError):
@@ -87,8 +88,9 @@ def _task_attempt() -> int:
     return context.attemptNumber() if context is not None else 0
 
 
-def write_range(plan: Plan, first: int, last: int) -> dict:
-    """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task."""
+def write_range(plan: Plan, first: int, last: int, report_batch: Callable[[int, int], None] | None = None) -> dict:
+    """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task.
+    report_batch(shoes, rounds), if given, hears the range's counts so far after each batch written."""
     dealer = Dealer.of(plan.rule_set)
     name = part_name(first, last, plan.content_key())
     outcomes = {"B": 0, "P": 0, "T": 0}
@@ -112,6 +114,8 @@ def write_range(plan: Plan, first: int, last: int) -> dict:
                 counts = tables["rounds"].column("outcome").combine_chunks().value_counts()
                 for entry in counts.to_pylist():
                     outcomes[entry["values"]] += entry["counts"]
+                if report_batch is not None:
+                    report_batch(min(start + SHOES_PER_BATCH, last) - first, rows["rounds"])
         finally:
             # After a failure (a full disk fails the close too), release the files without masking the error.
             for writer in writers.values():
@@ -146,28 +150,35 @@ def prepare(plan: Plan, overwrite: bool) -> dict | None:
 def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Deal and write every range as a Spark task, then commit; returns the run's record.
 
-    on_progress(shoes_done, rounds_done) is called on the driver about twice a second.
+    on_progress(shoes_done, rounds_done) is called on the driver about ten times a second; the counts
+    come from the tasks after each batch (see progress), and from whole tasks where no datagram gets through.
     """
     started = datetime.now(UTC)
     ranges = plan.ranges()
     context = spark.sparkContext
     shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
+    listener = progress.Listener.for_spark(context, [last - first for first, last in ranges])
+    address = listener.address
 
-    def task(shoe_range):
-        result = write_range(plan, *shoe_range)
-        shoes_done.add(shoe_range[1] - shoe_range[0])
+    def task(indexed_range):
+        index, (first, last) = indexed_range
+        with progress.TaskProgress(address, index) as report_batch:
+            result = write_range(plan, first, last, report_batch)
+        shoes_done.add(last - first)
         rounds_done.add(sum(result["outcomes"].values()))
         return result
 
-    tasks = context.parallelize(ranges, len(ranges)).map(task)
-    try:
-        results = _collect_reporting(tasks, lambda: on_progress and on_progress(shoes_done.value, rounds_done.value))
-    except Exception as error:
-        message = _os_error_message(str(error))
-        if message is None:
-            raise  # not an I/O failure: a bug, shown with its traceback
-        raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
-                               f"{plan.out}: {message}") from None
+    def report():
+        listener.drain()
+        if on_progress is not None:
+            on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
+
+    tasks = context.parallelize(list(enumerate(ranges)), len(ranges)).map(task)
+    with listener:
+        results = collect_or_fail(
+            tasks, report,
+            lambda message: SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
+                                             f"{plan.out}: {message}"))
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
@@ -200,37 +211,3 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     except StorageError as error:
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: {error}") from None
     return record
-
-
-_EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
-
-
-def _os_error_message(text: str) -> str | None:
-    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
-    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
-    lines = _EXCEPTION_LINE.findall(text)
-    if not lines:
-        return None
-    name, message = lines[-1]
-    kind = getattr(builtins, name, None)
-    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
-
-
-def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
-    """collect() in a thread, so that the driver's main thread can report progress meanwhile."""
-    outcome: dict = {}
-
-    def collect():
-        try:
-            outcome["results"] = tasks.collect()
-        except BaseException as error:  # re-raised on the driver's main thread below
-            outcome["error"] = error
-
-    worker = threading.Thread(target=collect, daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.5)
-        report()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["results"]

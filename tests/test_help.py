@@ -1,0 +1,21 @@
+"""`--help` of every command reads well on a narrow and a wide terminal."""
+
+import pytest
+import typer
+
+from pipeline.cli import app
+
+COMMAND = typer.main.get_command(app)
+
+
+@pytest.mark.parametrize("columns", [40, 200])
+@pytest.mark.parametrize("name", [None, *COMMAND.commands])
+def test_flags_read_as_flags_in_every_help(cli, monkeypatch, columns, name):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    status, out, err = cli(*([name] if name else []), "--help")
+    assert status == 0 and err == "" and "Usage: baccarat" in out
+    assert "<bool>" not in out and "…" not in out
+    command = COMMAND.commands[name] if name else COMMAND
+    for option in command.params:
+        names = " / ".join([*option.opts, *option.secondary_opts])
+        assert names in out, (names, out)  # whole, never cut short
