@@ -13,20 +13,15 @@ def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
     true_count_<system>) and `rounds` (shoe_id, round, net_<bet>) of one run, the composition marts
     as Arrow tables (before the contract's run_id and rules columns)."""
     con.execute(f"CREATE OR REPLACE TEMP VIEW round_evs AS {sql('prep_round_evs')}")
-    con.execute(f"CREATE OR REPLACE TEMP TABLE perfect_play AS {sql('perfect_play')}")
-    tables = {"perfect_play": con.sql("SELECT * FROM perfect_play").to_arrow_table()}
-    for name in COMPOSITION_MARTS:
-        if name not in tables:
-            tables[name] = con.sql(sql(name)).to_arrow_table()
-    return {name: tables[name] for name in COMPOSITION_MARTS}
+    con.execute(f"CREATE OR REPLACE TEMP TABLE perfect_play AS {sql('perfect_play')}")  # count_efficiency reads it
+    queries = {name: sql(name) for name in COMPOSITION_MARTS} | {"perfect_play": "SELECT * FROM perfect_play"}
+    return {name: con.sql(queries[name]).to_arrow_table() for name in COMPOSITION_MARTS}
 
 
 def build_composition_marts(run: RunInput, round_ev: list[str]) -> dict[str, pa.Table]:
     """The composition marts of one run from its round_ev files and its rounds."""
-    con = run.out.duckdb_connection()
-    con.execute("SET preserve_insertion_order = false")  # every mart says its order
-    con.execute(f"CREATE VIEW round_ev AS SELECT * FROM {parquet_scan(round_ev)}")
-    con.execute(f"CREATE VIEW rounds AS SELECT * FROM {parquet_scan(run.files('rounds'))}")
-    tables = composition_marts(con)
-    con.close()
-    return tables
+    with run.out.duckdb_connection() as con:
+        con.execute("SET preserve_insertion_order = false")  # every mart says its order
+        con.execute(f"CREATE VIEW round_ev AS SELECT * FROM {parquet_scan(round_ev)}")
+        con.execute(f"CREATE VIEW rounds AS SELECT * FROM {parquet_scan(run.files('rounds'))}")
+        return composition_marts(con)
