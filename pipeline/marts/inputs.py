@@ -18,6 +18,9 @@ MARTS = (
     "outcome_summary", "bet_performance", "payout_variance", "ev_convergence", "streaks",
     "longest_streaks", "shoe_summary", "road_colours", "road_column_lengths", "road_patterns", "road_cells",
 )
+# Built for a run that has round_ev rows (`baccarat composition`); a run without them has no rows there.
+COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
+EVERY_MART = MARTS + COMPOSITION_MARTS
 ROAD_CELLS_SHOES = 200
 ROAD_STATS_SHOES = 10_000
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
@@ -36,6 +39,14 @@ class RunInput:
     def files(self, table: str) -> list[str]:
         """The run's files of a table in shoe order, as the query engines take them."""
         return [self.out.reader_path(f["path"]) for f in run_files(self.record, table)]
+
+    def round_ev_files(self) -> list[str]:
+        """The run's committed files of the round_ev table (`baccarat composition`), as the query engines
+        take them, each checked against the contract; none for a run without round_ev rows."""
+        files = self.out.partition_files(contract("round_ev").table, self.run_id)
+        for entry in files:
+            _check_schema(self.out, entry["path"], "round_ev", tuple(self.record["bets"]))
+        return [self.out.reader_path(entry["path"]) for entry in files]
 
     @cached_property
     def odds(self) -> Odds:

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.marts.inputs import MARTS, RunInput, load_run
+from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
 from pipeline.marts.warehouse import sql_list, sql_string
 from pipeline.runs import committed_runs, read_run, run_files
 from pipeline.schemas import contract
@@ -36,23 +36,31 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
 
 
 def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
-    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole."""
+    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole. A
+    composition mart missing from `tables` (the run has no round_ev rows) keeps none of the run's rows."""
     built = int(datetime.now(UTC).timestamp() * 1000)
-    for name in MARTS:
-        table = contract(name).table
-        run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
-                                 conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
-                                 (f"baccarat-marts:{run.run_id}", built))
+    for name in EVERY_MART:
+        if name in tables:
+            table = contract(name).table
+            run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
+                                     conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
+                                     (f"baccarat-marts:{run.run_id}", built))
+        elif name in COMPOSITION_MARTS:
+            _drop(run.out, name, run.run_id, built)
 
 
 def drop_marts(out: Store, run_id: str) -> None:
     """Remove a run's rows from every mart: they describe a run that an overwrite replaced."""
     dropped = int(datetime.now(UTC).timestamp() * 1000)
-    for name in MARTS:
-        table = contract(name).table
-        if run_id in out.run_ids(table):
-            out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
-                                 (f"baccarat-marts:{run_id}", dropped))
+    for name in EVERY_MART:
+        _drop(out, name, run_id, dropped)
+
+
+def _drop(out: Store, name: str, run_id: str, when: int) -> None:
+    table = contract(name).table
+    if run_id in out.run_ids(table):
+        out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
+                             (f"baccarat-marts:{run_id}", when))
 
 
 def shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
@@ -89,7 +97,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
         with out.duckdb_connection() as con:
             con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE warehouse")
-            for name in MARTS:
+            for name in EVERY_MART:
                 files = [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
                 columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
                 source = (f"(SELECT {columns} FROM read_parquet({sql_list(files)}, hive_partitioning = true, "
