@@ -14,11 +14,18 @@ Run from the repository root (a few minutes; do not run other heavy work meanwhi
    every depth of the shoe down to the cut card: the mean sizes are printed side by side.)
 
 Targets: job seconds / C seconds <= 1.25 on the full run; peak memory per process the same for both
-runs (a task holds one batch of shoes, whatever the run's size). The script is a report: it exits 0
-whatever the ratios are.
+runs (a task holds one batch of shoes, whatever the run's size).
+
+4. The anchors, from the full run's marts (`baccarat marts`): full-shoe EVs against `baccarat odds`
+   for every fixed-tableau rule set; the share of rounds with more than 52 unseen cards whose Player
+   or Banker EV is positive; perfect play's expected units per shoe on Dragon 7 and Panda 8 beside
+   Jacobson's counts at his triggers and at their best triggers (his published 0.597 and 0.237).
+
+The script is a report: it exits 0 whatever the ratios are.
 """
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -26,11 +33,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_support import machine_load, memory_lines, run_polled, run_record, simulate_command
+import duckdb
+import numpy as np
+from bench_support import (
+    machine_load,
+    memory_lines,
+    run_polled,
+    run_record,
+    simulate_command,
+)
 from composition_bench import BENCH_DIR, compile_reference
 
+from pipeline.cards import CARDS_PER_DECK
 from pipeline.composition.job import ROUND_EV
+from pipeline.composition.kernel import round_evs
 from pipeline.storage import Store
+from pipeline.tables import fixed_tableau_rule_sets, load_rule_set
 
 TARGET = 1.25
 SEED = 3
@@ -57,7 +75,50 @@ def composition_run(shoes: int, rules: str, workdir: Path) -> dict:
                                 workdir / f"composition-{shoes}.log")
     unseen = Store.parse(out).read_rows(ROUND_EV, [run_id])["unseen_cards"]
     return {"seconds": seconds, "peaks": peaks, "rounds": run_record(out, run_id)["rounds"],
-            "mean_cards": sum(unseen.to_pylist()) / len(unseen)}
+            "mean_cards": sum(unseen.to_pylist()) / len(unseen), "out": out, "run_id": run_id}
+
+
+def full_shoe_differences() -> dict[str, float]:
+    """For each fixed-tableau rule set, the largest |kernel EV - baccarat odds EV| on its full shoe."""
+    differences = {}
+    for name in fixed_tableau_rule_sets():
+        rule_set = load_rule_set(name)
+        odds = json.loads(subprocess.run(["baccarat", "odds", "--rules", name, "--json"], check=True,
+                                         capture_output=True, text=True).stdout)
+        kernel = round_evs(rule_set, np.full((1, CARDS_PER_DECK), rule_set.decks))[0]
+        differences[name] = max(abs(ev - odds["bets"][kind]["ev"]) for kind, ev in zip(rule_set.bets, kernel))
+    return differences
+
+
+JACOBSON = {"dragon_7": ("jacobson_dragon_7", 4, 0.597), "panda_8": ("jacobson_panda_8", 11, 0.237)}
+
+
+def anchor_lines(run: dict, workdir: Path) -> list[str]:
+    """The issue's anchors, read from the run's marts in its warehouse."""
+    warehouse = workdir / "anchors.duckdb"
+    subprocess.run(["baccarat", "marts", "--out", run["out"], "--run-id", run["run_id"], "--warehouse",
+                    str(warehouse)], check=True, stdout=subprocess.DEVNULL)
+    lines = [f"full shoe, {name}: largest |kernel EV - baccarat odds EV| = {difference:.1e}"
+             for name, difference in full_shoe_differences().items()]
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        for bet in ("player", "banker"):
+            rounds, positive = con.execute(
+                "SELECT sum(rounds), sum(round(rounds * share_positive)) FROM advantage_by_depth "
+                "WHERE bet = ? AND unseen_low > 52", [bet]).fetchone()
+            lines.append(f"{bet}: {int(positive):,} of {int(rounds):,} rounds with more than 52 unseen cards have "
+                         f"a positive EV ({positive / rounds:.4%})")
+        for bet, (count, trigger, published) in JACOBSON.items():
+            perfect = con.execute("SELECT expected_units_per_shoe FROM perfect_play WHERE bet = ?", [bet]).fetchone()[0]
+            at_trigger = con.execute(
+                "SELECT expected_units_per_shoe FROM count_efficiency WHERE count_system = ? AND bet = ? "
+                "AND direction = 'high' AND trigger = ?", [count, bet, trigger]).fetchone()
+            best = con.execute(
+                "SELECT trigger, expected_units_per_shoe FROM count_efficiency WHERE count_system = ? AND bet = ? "
+                "AND direction = 'high' ORDER BY expected_units_per_shoe DESC LIMIT 1", [count, bet]).fetchone()
+            lines.append(f"{bet}: perfect play {perfect:.3f} units per shoe; {count} at +{trigger} "
+                         f"{at_trigger[0] if at_trigger else float('nan'):.3f}, at its best trigger +{best[0]:g} "
+                         f"{best[1]:.3f} (Jacobson published {published})")
+    return lines
 
 
 def peak_mb(peaks: dict) -> float:
@@ -88,6 +149,8 @@ def main() -> None:
         print(f"peak memory per process: {peak_mb(small['peaks']):,.0f} MB with {args.shoes // 5:,} shoes, "
               f"{peak_mb(full['peaks']):,.0f} MB with {args.shoes:,}; the full run's processes:")
         print("\n".join(memory_lines(full["peaks"])))
+        print("anchors:")
+        print("\n".join(f"  {line}" for line in anchor_lines(full, workdir)))
     finally:
         if args.keep:
             print(f"kept {workdir}")
