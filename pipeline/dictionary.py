@@ -87,7 +87,7 @@ def _section(c: Contract) -> list[str]:
         "| --- | --- | --- | --- |",
     ]
     # one bet stands in for all: each spec resolves to exactly one column, per-bet ones to net_<bet>
-    for spec, column in zip(c.columns, c.resolved((BET,)), strict=True):
+    for spec, column in zip(c.columns, c.resolved((BET,), decisions=True), strict=True):
         description = _text(column.description)
         if spec.get("per_bet"):
             each = ("bet kind, whether or not the run's rule set offers it" if c.name in MARTS

@@ -40,23 +40,27 @@ class Contract:
     order_by: tuple[str, ...]
     columns: tuple[dict, ...]
 
-    def resolved(self, bets: tuple[str, ...] = ()) -> list[Column]:
-        """Columns in order, with one `net_{bet}` column per bet of the rule set."""
+    def resolved(self, bets: tuple[str, ...] = (), decisions: bool = False) -> list[Column]:
+        """Columns in order, with one `net_{bet}` column per bet of the rule set, and the columns
+        marked `decisions` (the players' choices) only for a game with options."""
         out = []
         for spec in self.columns:
+            if spec.get("decisions") and not decisions:
+                continue
             names = [spec["name"].format(bet=bet) for bet in bets] if spec.get("per_bet") else [spec["name"]]
             for position, name in enumerate(names):
                 description = spec["description"].format(bet=bets[position]) if spec.get("per_bet") else spec["description"]
                 out.append(Column(name, spec["type"], spec["nullable"], description))
         return out
 
-    def arrow(self, bets: tuple[str, ...] = ()) -> pa.Schema:
-        return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.resolved(bets)])
+    def arrow(self, bets: tuple[str, ...] = (), decisions: bool = False) -> pa.Schema:
+        return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.resolved(bets, decisions)])
 
     def table_schema(self, bets: tuple[str, ...]) -> pa.Schema:
-        """The schema of the Delta table holding every run: the run_id partition column first, and a
-        net column for each of `bets` (every kind), nullable since a run's files hold its own bets only."""
-        fields = [f.with_nullable(True) if f.name.startswith("net_") else f for f in self.arrow(bets)]
+        """The schema of the Delta table holding every run: the run_id partition column first, a net
+        column for each of `bets` (every kind), nullable since a run's files hold its own bets only, and
+        the decision columns, which the files of a run without options do not hold."""
+        fields = [f.with_nullable(True) if f.name.startswith("net_") else f for f in self.arrow(bets, True)]
         if "run_id" not in self.arrow().names:
             fields.insert(0, pa.field("run_id", pa.string(), nullable=False))
         return pa.schema(fields)
