@@ -6,7 +6,6 @@ each shipped pair against the exact values."""
 from fractions import Fraction
 from math import sqrt
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -21,11 +20,13 @@ from reference import (
     reference_net,
 )
 
+from pipeline.errors import BaccaratError
 from pipeline.games.strategies import load_strategy
 from pipeline.games.value import pair_value
 from pipeline.marts import marts_duckdb, marts_polars
 from pipeline.marts.inputs import load_run
 from pipeline.runs import read_run
+from pipeline.simulate import job
 from pipeline.simulate.batch import Dealer
 from pipeline.simulate.decisions import StrategyPair, strategy_pair
 from pipeline.simulate.job import SHOES_PER_BATCH
@@ -171,8 +172,17 @@ def test_the_run_records_its_strategy_pair_whole(runs):
         assert pair == strategy_pair(load_rule_set(rules), player, banker)
     assert records["casino"]["parameters"]["strategies"]["banker"]["name"] == \
         "chemin_de_fer_equilibrium_6_decks_cards_banker"  # the default: the Banker sees his cards
-    keys = {f["path"].rsplit("-", 1)[1] for r in records.values() for f in r["files"]}
-    assert len(keys) == len(RUNS)  # each pair's files have their own content key
+
+
+def test_the_pair_is_part_of_the_runs_parameters_and_only_in_a_game_with_options(tmp_path):
+    store, casino = Store.parse(str(tmp_path)), load_rule_set("chemin_de_fer")
+    plans = [job.Plan("same", casino, 1, 10, store, 1, strategies=strategy_pair(casino, player, None))
+             for player in (None, PURE[0])]
+    assert plans[0].parameters()["strategies"] == plans[0].strategies.document()
+    assert plans[0].content_key() != plans[1].content_key()  # another pair never writes over a run's files
+    assert "strategies" not in job.Plan("same", load_rule_set(), 1, 10, store, 1).parameters()
+    with pytest.raises(BaccaratError, match="leaves drawing decisions to the players"):
+        job.Plan("same", casino, 1, 10, store, 1)
 
 
 def test_same_rounds_whatever_the_ranges():

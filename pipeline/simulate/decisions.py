@@ -39,7 +39,7 @@ class StrategyPair:
 
     @classmethod
     def from_document(cls, document: dict) -> "StrategyPair":
-        return cls(*(validated_strategy(document[side], f"the run's {side} strategy") for side in (PLAYER, BANKER)))
+        return cls(*(validated_strategy(document.get(side), f"the run's {side} strategy") for side in (PLAYER, BANKER)))
 
 
 def default_strategy(rule_set: RuleSet, side: str) -> str:
