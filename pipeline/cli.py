@@ -35,6 +35,7 @@ from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
+from pipeline.simulate.decisions import strategy_pair
 from pipeline.storage import MIN_RETENTION_HOURS, Store
 from pipeline.tasks import SPARK_LOG_FILE
 from pipeline.tables import DEFAULT_RULES, load_rule_set
@@ -403,14 +404,24 @@ def simulate(
     partitions: Annotated[int | None, typer.Option(
         min=1, max=job.MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
+    player_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Player's strategy, in conf/strategies by name or a YAML file; "
+             "default the equilibrium of the rule set's shoe, the Banker seeing his cards.")] = None,
+    banker_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Banker's strategy; default that equilibrium's.")] = None,
 ) -> str:
-    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs).
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs); in a
+    game with options (chemin de fer), with a strategy pair playing the choices.
 
     Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
-    rule_set = job.simulable(load_rule_set(rules))
-    warn_player_edges(exact_odds(rule_set))
+    rule_set = load_rule_set(rules)
+    strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
+    if strategies is None:
+        warn_player_edges(exact_odds(rule_set))
+    else:
+        print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
-    plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
+    plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
     replacing = overwrite and read_run(out, run_id) is not None
     if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")

@@ -88,7 +88,7 @@ def _section(c: Contract) -> list[str]:
         "| --- | --- | --- | --- |",
     ]
     # one bet and one count system stand in for all: each spec resolves to exactly one column
-    for spec, column in zip(c.columns, c.resolved((BET,), (COUNT,)), strict=True):
+    for spec, column in zip(c.columns, c.resolved((BET,), (COUNT,), decisions=True), strict=True):
         description = _text(column.description)
         if spec.get("per_bet"):
             each = ("bet kind, whether or not the run's rule set offers it" if c.name in MARTS

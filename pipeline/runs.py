@@ -48,6 +48,7 @@ def commit_run(store: Store, run: dict) -> None:
         "ended_at": datetime.fromisoformat(run["ended_at"]),
         "rounds_version": run["versions"]["rounds"], "shoes_version": run["versions"]["shoes"],
         "files": json.dumps(run["files"]),
+        "strategies": json.dumps(run["parameters"]["strategies"]) if "strategies" in run["parameters"] else None,
     }
     schema = contract(RUNS).arrow()
     name = f"run-{transaction(run)[1]}.parquet"
@@ -59,9 +60,12 @@ def _record(row: dict) -> dict:
     """A runs row as the run's record (the shape the simulation returns)."""
     try:
         rules = json.loads(row["rule_set"])
+        parameters = {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]}
+        if row.get("strategies") is not None:
+            parameters["strategies"] = json.loads(row["strategies"])
         return {
             "run_id": row["run_id"],
-            "parameters": {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]},
+            "parameters": parameters,
             "rules": row["rules"], "seed": int(row["seed"]), "shoes": row["shoes"], "rounds": row["rounds"],
             "decks": rules["decks"], "bets": list(rules["bets"]),
             "outcomes": {"B": row["banker_wins"], "P": row["player_wins"], "T": row["ties"]},

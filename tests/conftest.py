@@ -10,6 +10,7 @@ from pipeline.cli import main, spark_session
 from pipeline.config_files import resource
 from pipeline.runs import read_run, run_files
 from pipeline.simulate import job
+from pipeline.simulate.decisions import strategy_pair
 from pipeline.storage import Store
 from pipeline.tables import load_rule_set
 
@@ -58,11 +59,14 @@ def spark(s3_endpoint):
 
 
 def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
-             partitions: int = 3, run_id: str | None = None) -> dict:
+             partitions: int = 3, run_id: str | None = None, player_strategy: str | None = None,
+             banker_strategy: str | None = None) -> dict:
     """Run the simulation job into `out` (a folder or URI) through the suite's session; returns the
-    run's record."""
+    run's record. A game with options plays the named strategies, by default its equilibrium."""
     store = Store.parse(str(out)).check_writable()
-    plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", load_rule_set(rules), seed, shoes, store, partitions)
+    rule_set = load_rule_set(rules)
+    plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", rule_set, seed, shoes, store, partitions,
+                    strategies=strategy_pair(rule_set, player_strategy, banker_strategy))
     assert job.prepare(plan, overwrite=False) is None
     return job.run(spark, plan)
 

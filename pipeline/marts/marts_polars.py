@@ -126,7 +126,8 @@ def bet_performance(sessions: pl.LazyFrame, exact_bets: pl.LazyFrame) -> pl.Lazy
                     ev_ci_low=pl.col("ev") - half_width, ev_ci_high=pl.col("ev") + half_width,
                     sd="sd", exact_ev="exact_ev", exact_sd="exact_sd",
                     z_score=(pl.col("ev") - pl.col("exact_ev"))
-                    / (pl.col("exact_sd") / pl.col("rounds").cast(pl.Float64).sqrt())))
+                    / (pl.col("exact_sd") / pl.col("rounds").cast(pl.Float64).sqrt()),
+                    player_strategy="player_strategy", banker_strategy="banker_strategy"))
 
 
 def payout_variance(sessions: pl.LazyFrame) -> pl.LazyFrame:

@@ -24,6 +24,7 @@ from pipeline.errors import BaccaratError
 from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
+from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
 from pipeline.tables import RuleSet
@@ -47,9 +48,10 @@ class Plan:
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+    strategies: StrategyPair | None = None  # the pair played in a game with options, else None
 
     def __post_init__(self):
-        simulable(self.rule_set)
+        checked_pair(self.rule_set, self.strategies)
 
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
@@ -57,17 +59,15 @@ class Plan:
 
     def parameters(self) -> dict:
         """What determines the content; two runs with equal parameters hold equal rows."""
-        return {"rules": self.rule_set.model_dump(mode="json"), "seed": self.seed, "shoes": self.shoes}
+        parameters = {"rules": self.rule_set.model_dump(mode="json"), "seed": self.seed, "shoes": self.shoes}
+        if self.strategies is not None:
+            parameters["strategies"] = self.strategies.document()
+        return parameters
 
     def content_key(self) -> str:
         """Part of every file name: runs with other parameters never write over each other's files
         (an overwrite that fails leaves the old run's files whole)."""
         return hashlib.sha256(json.dumps(self.parameters(), sort_keys=True).encode()).hexdigest()[:12]
-
-
-def simulable(rule_set: RuleSet) -> RuleSet:
-    """The simulator plays fixed tableaux only, for now."""
-    return rule_set.check_fixed_tableau("simulating the players' decisions is not built yet")
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:
@@ -90,7 +90,7 @@ def _task_attempt() -> int:
 def write_range(plan: Plan, first: int, last: int, report_batch: Callable[[int, int], None] | None = None) -> dict:
     """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task.
     report_batch(shoes, rounds), if given, hears the range's counts so far after each batch written."""
-    dealer = Dealer.of(plan.rule_set)
+    dealer = Dealer.of(plan.rule_set, plan.strategies)
     name = part_name(first, last, plan.content_key())
     outcomes = {"B": 0, "P": 0, "T": 0}
     rows = {"rounds": 0, "shoes": 0}
