@@ -5,8 +5,10 @@ wall time and every process's peak memory, and a local S3 server (moto, in its o
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +27,19 @@ POLL_SECONDS = 0.2
 def simulate_command(shoes: int, seed: int, out: str, run_id: str, *extra: str) -> list[str]:
     return ["baccarat", "simulate", "--shoes", str(shoes), "--seed", str(seed), "--out", out,
             "--master", "local[2]", "--run-id", run_id, *extra]
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix: str, keep: bool) -> Iterator[Path]:
+    """A new temporary folder for one benchmark run; removed afterwards unless `keep` (then named)."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield workdir
+    finally:
+        if keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def machine_load() -> str:

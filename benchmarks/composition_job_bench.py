@@ -27,9 +27,7 @@ The script is a report: it exits 0 whatever the ratios are.
 import argparse
 import json
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from bench_support import (
     memory_lines,
     run_polled,
     run_record,
+    scratch_folder,
     simulate_command,
 )
 from composition_bench import BENCH_DIR, compile_reference
@@ -132,8 +131,7 @@ def main() -> None:
     parser.add_argument("--bench-dir", type=Path, default=BENCH_DIR)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="composition-job-bench-"))
-    try:
+    with scratch_folder("composition-job-bench-", args.keep) as workdir:
         print(machine_load(), flush=True)
         small = composition_run(args.shoes // 5, args.rules, workdir)
         full = composition_run(args.shoes, args.rules, workdir)
@@ -151,11 +149,6 @@ def main() -> None:
         print("\n".join(memory_lines(full["peaks"])))
         print("anchors:")
         print("\n".join(f"  {line}" for line in anchor_lines(full, workdir)))
-    finally:
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -26,13 +26,20 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from bench_support import machine_load, memory_lines, run_polled, run_record, s3_bucket, simulate_command
+from bench_support import (
+    machine_load,
+    memory_lines,
+    run_polled,
+    run_record,
+    s3_bucket,
+    scratch_folder,
+    simulate_command,
+)
 
 from pipeline.simulate.batch import Dealer
 from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
@@ -155,16 +162,10 @@ def main() -> None:
     parser.add_argument("--s3", action="store_true", help="only the job's throughput into a local S3 server")
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="simulate-bench-"))
-    try:
+    with scratch_folder("simulate-bench-", args.keep) as workdir:
         print(machine_load(), flush=True)
         (s3_report if args.s3 else load_report if args.load else report)(args, workdir)
         print(machine_load())
-    finally:
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def simulate_line(shoes: int, sim: dict, where: str = "") -> str:

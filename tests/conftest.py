@@ -71,6 +71,13 @@ def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, 
     return job.run(spark, plan)
 
 
+def simulate_with_marts(spark, out: Path, **parameters) -> Path:
+    """A committed run (simulate's parameters) with its marts and the warehouse published; returns out."""
+    simulate(spark, out, **parameters)
+    assert main(["marts", "--out", str(out)]) == 0
+    return out
+
+
 def read_table(out: Path | str, run_id: str, table: str) -> pl.DataFrame:
     """Every file of a committed run's table, in the order its runs row lists them."""
     store = Store.parse(str(out))

@@ -9,10 +9,9 @@ import sys
 
 import pytest
 import sqlalchemy as sa
-from conftest import simulate
+from conftest import simulate_with_marts
 
 from pipeline.bets import BET_KINDS
-from pipeline.cli import main
 from pipeline.marts.inputs import MARTS
 from pipeline.storage import WAREHOUSE
 from pipeline.schemas import contract
@@ -26,9 +25,7 @@ VIEWS = ("rounds", "shoes")
 @pytest.fixture(scope="module")
 def warehouse(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("bi")
-    simulate(spark, out, rules=RULES, seed=5, shoes=40, run_id="bi")
-    assert main(["marts", "--out", str(out)]) == 0
-    return out / WAREHOUSE
+    return simulate_with_marts(spark, out, rules=RULES, seed=5, shoes=40, run_id="bi") / WAREHOUSE
 
 
 def uri(path) -> str:

@@ -10,9 +10,8 @@ import time
 import duckdb
 import pexpect
 import pytest
-from conftest import simulate
+from conftest import simulate_with_marts
 
-from pipeline.cli import main
 from pipeline.marts.inputs import MARTS
 from pipeline.storage import WAREHOUSE
 
@@ -20,9 +19,7 @@ from pipeline.storage import WAREHOUSE
 @pytest.fixture(scope="module")
 def warehouse(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("sql")
-    simulate(spark, out, seed=3, shoes=30, run_id="sql")
-    assert main(["marts", "--out", str(out)]) == 0
-    return out
+    return simulate_with_marts(spark, out, seed=3, shoes=30, run_id="sql")
 
 
 def test_one_query_prints_a_table(cli, warehouse):

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import simulate
+from conftest import simulate_with_marts
 
-from pipeline.cli import main
 from pipeline.storage import WAREHOUSE
 
 pytestmark = pytest.mark.slow
@@ -76,9 +75,7 @@ def wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("data")
-    simulate(spark, out, seed=9, shoes=20, run_id="superset")
-    assert main(["marts", "--out", str(out)]) == 0
-    return out
+    return simulate_with_marts(spark, out, seed=9, shoes=20, run_id="superset")
 
 
 @pytest.fixture(scope="module")
