@@ -21,14 +21,18 @@ seconds there, no target. The script is a report: it exits 0 whatever the ratios
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench_support import machine_load, run_record, s3_bucket, simulate_command
+from bench_support import (
+    machine_load,
+    run_record,
+    s3_bucket,
+    scratch_folder,
+    simulate_command,
+)
 
 from pipeline.runs import committed_runs, run_files
 from pipeline.storage import Store
@@ -137,18 +141,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the dealt run, the warehouses)")
     parser.add_argument("--s3", action="store_true", help="deal the run into a local S3 server; seconds only")
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="marts-bench-"))
-    try:
+    with scratch_folder("marts-bench-", args.keep) as workdir:
         if args.s3:
             with s3_bucket(workdir / "moto.log") as bucket:
                 report(f"{bucket}/marts", args.shoes, workdir, reference=False)
         else:
             report(args.out or str(workdir / "out"), args.shoes, workdir, reference=True)
-    finally:
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

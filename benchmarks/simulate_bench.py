@@ -22,19 +22,24 @@ whatever the ratios are.
 
 import argparse
 import multiprocessing as mp
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from bench_support import machine_load, run_record, s3_bucket, simulate_command
+from bench_support import (
+    machine_load,
+    memory_lines,
+    run_polled,
+    run_record,
+    s3_bucket,
+    scratch_folder,
+    simulate_command,
+)
 
 from pipeline.simulate.batch import Dealer
 from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
@@ -47,7 +52,6 @@ C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "c_referen
 KERNEL_TARGET = 0.50
 SIMULATE_TARGET = 0.50  # speed: pyarrow's seconds / the job's seconds
 MEMORY_TARGET_MB = 1536
-POLL_SECONDS = 0.2
 
 
 # ---------------------------------------------------------------- 1. kernel vs. C
@@ -91,99 +95,14 @@ def dealer_rate(dealer: Dealer, shoes: int) -> float:
 # ---------------------------------------------------------------- 2. simulate vs. pyarrow
 
 
-class MemoryPoller:
-    """Polls /proc for every descendant of one process; keeps each one's peak RSS (VmHWM)."""
-
-    def __init__(self, root: int):
-        self.root = root
-        self.peaks: dict[int, tuple[str, int]] = {}  # pid -> (name, peak kB)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.sample()
-            self._stop.wait(POLL_SECONDS)
-
-    def sample(self) -> None:
-        for pid in descendants(self.root):
-            status = proc_status(pid)
-            if not status:
-                continue  # ended between listing and reading
-            peak = max(status.get("VmHWM", 0), status.get("VmRSS", 0))
-            seen = self.peaks.get(pid, ("", 0))[1]
-            self.peaks[pid] = (process_name(pid, status), max(seen, peak))  # latest name: bash execs java
-
-
-def descendants(root: int) -> list[int]:
-    """root and every process below it, from the PPid of every process in /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            parent = proc_status(int(entry)).get("PPid")
-            if parent is not None:
-                children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def proc_status(pid: int) -> dict:
-    """Name, PPid and Vm* (kB) from /proc/PID/status; empty when the process is gone."""
-    try:
-        text = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return {}
-    fields = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key == "Name":
-            fields[key] = value.strip()
-        elif key == "PPid" or key.startswith("Vm"):
-            fields[key] = int(value.split()[0])
-    return fields
-
-
-def process_name(pid: int, status: dict) -> str:
-    """Short name plus what it runs, e.g. 'python (pyspark.daemon)' or 'java (SparkSubmit)'."""
-    try:
-        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
-    except OSError:
-        argv = []
-    for word in argv:
-        if word.startswith("pyspark."):
-            return f"{status.get('Name', '?')} ({word})"
-        if word.endswith(("SparkSubmit", "/baccarat")):
-            return f"{status.get('Name', '?')} ({re.split('[./]', word)[-1]})"
-    return status.get("Name", "?")
-
-
 def run_simulate(shoes: int, out: str, workdir: Path) -> dict:
     """Run the CLI job into `out` (a folder or a URI), polling memory; returns wall seconds, the
     run's record (its runs row) and per-process peaks."""
     run_id = f"bench-{shoes}"
     command = simulate_command(shoes, SEED, out, run_id, "--rules", RULES)
     log = workdir / "simulate.log"
-    started = time.perf_counter()
-    with open(log, "w") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-        with MemoryPoller(process.pid) as poller:
-            returncode = process.wait()
-    seconds = time.perf_counter() - started
-    if returncode != 0:
-        sys.exit(f"baccarat simulate failed ({returncode}):\n{log.read_text()}")
-    return {"seconds": seconds, "record": run_record(out, run_id), "peaks": poller.peaks, "log": log.read_text()}
+    seconds, peaks = run_polled(command, log)
+    return {"seconds": seconds, "record": run_record(out, run_id), "peaks": peaks, "log": log.read_text()}
 
 
 def job_seconds(record: dict) -> float:
@@ -232,11 +151,6 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def memory_lines(peaks: dict[int, tuple[str, int]]) -> list[str]:
-    rows = sorted(((kb, pid, name) for pid, (name, kb) in peaks.items()), reverse=True)
-    return [f"  pid {pid:>7}  {name:<28} {kb / 1024:>8,.0f} MB" for kb, pid, name in rows]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1_000_000, help="shoes for the end-to-end job")
@@ -248,16 +162,10 @@ def main() -> None:
     parser.add_argument("--s3", action="store_true", help="only the job's throughput into a local S3 server")
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="simulate-bench-"))
-    try:
+    with scratch_folder("simulate-bench-", args.keep) as workdir:
         print(machine_load(), flush=True)
         (s3_report if args.s3 else load_report if args.load else report)(args, workdir)
         print(machine_load())
-    finally:
-        if args.keep:
-            print(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def simulate_line(shoes: int, sim: dict, where: str = "") -> str:

@@ -1,5 +1,6 @@
 """`baccarat`: the one command line, dispatching the jobs. All printing for people happens here."""
 
+import contextlib
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
+from pipeline.composition import job as composition_job
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
@@ -31,19 +33,15 @@ from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import (
-    drop_marts,
-    error_with_hint,
-    open_warehouse,
-    publish_warehouse,
-    read_query,
-    write_marts,
-)
+from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
+from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanqueRun, write_run
+from pipeline.simulate.decisions import strategy_pair
 from pipeline.storage import MIN_RETENTION_HOURS, Store
+from pipeline.tasks import SPARK_LOG_FILE
 from pipeline.tables import DEFAULT_RULES, load_rule_set
 
 app = typer.Typer(
@@ -300,36 +298,91 @@ def check_java() -> None:
                             "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
 
 
-def _driver_log_options() -> str:
-    """The driver's log4j settings: errors only, unless BACCARAT_SPARK_LOG_LEVEL says otherwise."""
+SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+KEPT_SPARK_LOGS = 20
+
+
+def _requested_spark_log_level() -> str | None:
+    """BACCARAT_SPARK_LOG_LEVEL: Spark's own lines on the terminal, from this level up."""
+    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL") or None
+    if level is not None and level.upper() not in SPARK_LOG_LEVELS:
+        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level ({', '.join(SPARK_LOG_LEVELS)})")
+    return level and level.upper()
+
+
+def spark_log_folder() -> Path:
+    """Where Spark's output goes when it is kept off the terminal: BACCARAT_LOG_DIR, else the user's
+    state folder (XDG_STATE_HOME, by default ~/.local/state) under baccarat/logs."""
+    if folder := os.environ.get("BACCARAT_LOG_DIR"):
+        return Path(folder).expanduser().absolute()
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state", "baccarat", "logs")
+
+
+def _new_spark_log() -> Path:
+    """A new log file for this process's JVM; only the newest KEPT_SPARK_LOGS stay in the folder."""
+    folder = spark_log_folder()
+    log = folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        log.touch()
+        for old in sorted(folder.glob("spark-*.log"))[:-KEPT_SPARK_LOGS]:
+            old.unlink(missing_ok=True)
+    except OSError as error:
+        raise BaccaratError(f"cannot write Spark's log in {folder}: {error.strerror or error} "
+                            "(set BACCARAT_LOG_DIR to a folder that can be written)") from None
+    return log
+
+
+def _driver_java_options(level: str) -> str:
+    # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
+    options = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     settings = Path(str(resource("conf", "spark", "log4j2.properties")))
-    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL", "error")
-    if not re.fullmatch(r"[A-Za-z]+", level):
-        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level (ERROR, WARN, INFO, DEBUG)")
-    return f"-Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}" if settings.is_file() else ""
+    if settings.is_file():
+        options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
+    return options
 
 
 def spark_session(master: str | None, app_name: str):
-    """The one place a SparkSession is made. Under spark-submit the master comes from there."""
+    """The one place a SparkSession is made. Under spark-submit the JVM and the master come from there.
+    Otherwise this process starts the JVM, with its output (Spark's log, the executors' traces) in a
+    new file of spark_log_folder() unless BACCARAT_SPARK_LOG_LEVEL asks for it on the terminal."""
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not launched by spark-submit: this process starts Spark
+    requested = _requested_spark_log_level()
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
+    if not submitted:
         check_java()
         master = check_master(master or "local[*]")
+    if (session := SparkSession.getActiveSession()) is not None:
+        return session
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "512m")
-        # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC " + _driver_log_options())
-    )
-    if master:
-        builder = builder.master(master)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    level = requested or "ERROR"
+    conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
+    if submitted:
+        return SparkSession.builder.config(conf=conf).getOrCreate()
+    conf.setMaster(master).set("spark.driver.memory", "512m")
+    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
+    _start_driver(conf, log=None if requested else _new_spark_log())
+    return SparkSession.builder.getOrCreate()
+
+
+def _start_driver(conf, log: Path | None) -> None:
+    """Start the driver's JVM, its output going to `log` (None: to this process's)."""
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    if log is not None:
+        conf.set(SPARK_LOG_FILE, str(log))
+    try:
+        with (log.open("ab") if log else contextlib.nullcontext()) as output:
+            gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
+    except PySparkRuntimeError:
+        where = f": its output is in {log}" if log else ""
+        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
+    SparkContext(conf=conf, gateway=gateway)
 
 
 class Reporter:
@@ -387,26 +440,36 @@ def simulate(
     partitions: Annotated[int | None, typer.Option(
         min=1, max=job.MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
+    player_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Player's strategy, in conf/strategies by name or a YAML file; "
+             "default the equilibrium of the rule set's shoe, the Banker seeing his cards. Baccarat banque: "
+             "NAME for both hands or NAME1,NAME2.")] = None,
+    banker_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Banker's strategy; default that equilibrium's.")] = None,
+    banker_policy: Annotated[str | None, typer.Option(
+        help=f"Baccarat banque: the Banker's policy, in conf/banque (default {banque.DEFAULT_POLICY}).")] = None,
     decks: Annotated[int | None, typer.Option(
         parser=_decks, metavar="N|infinite",
         help="Baccarat banque: override the rule set's decks; `infinite` deals with replacement.")] = None,
-    player_strategy: Annotated[str | None, typer.Option(
-        help="Baccarat banque: the hands' strategies, NAME for both or NAME1,NAME2.")] = None,
-    banker_policy: Annotated[str | None, typer.Option(help="Baccarat banque: the Banker's policy (conf/banque).")] = None,
 ) -> str:
-    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs); baccarat
-    banque is dealt in this process into OUT/banque_rounds."""
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs); in a
+    game with options (chemin de fer), with a strategy pair playing the choices. Baccarat banque is dealt
+    in this process into OUT/banque_rounds.
+
+    Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
     rule_set = load_rule_set(rules)
     if rule_set.two_hands is not None:
-        return _simulate_banque(BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
-                                             banque.player_strategies(rule_set, player_strategy), seed, shoes),
-                                out, overwrite)
-    if (decks, player_strategy, banker_policy) != (None, None, None):
-        raise BaccaratError("--decks, --player-strategy and --banker-policy are for baccarat banque (--rules banque)")
-    rule_set = job.simulable(rule_set)
-    warn_player_edges(exact_odds(rule_set))
+        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, player_strategy, banker_strategy,
+                                banker_policy, decks)
+    if decks is not None or banker_policy is not None:
+        raise BaccaratError("--decks and --banker-policy are for baccarat banque (--rules banque)")
+    strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
+    if strategies is None:
+        warn_player_edges(exact_odds(rule_set))
+    else:
+        print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
-    plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions)
+    plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
     replacing = overwrite and read_run(out, run_id) is not None
     if job.prepare(plan, overwrite) is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
@@ -426,7 +489,14 @@ def simulate(
     return run_id
 
 
-def _simulate_banque(run: BanqueRun, out: Store, overwrite: bool) -> str:
+def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
+                     player_strategy: str | None, banker_strategy: str | None, banker_policy: str | None,
+                     decks) -> str:
+    if banker_strategy is not None:
+        raise BaccaratError("the banque Banker plays a policy for both hands: give --banker-policy NAME (conf/banque), "
+                            "not --banker-strategy")
+    run = BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
+                       banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
     started = time.monotonic()
     rounds, version = write_run(run, out.check_writable(), overwrite)
@@ -439,11 +509,55 @@ def _simulate_banque(run: BanqueRun, out: Store, overwrite: bool) -> str:
     return run.run_id
 
 
+@app.command()
+def composition(
+    run_id: Annotated[str, typer.Option(help="The committed run whose rounds are analysed.")],
+    out: OutOption = DEFAULT_OUT,
+    shoes: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_SHOES, help="Only the run's first N shoes; default every shoe.")] = None,
+    counts: Annotated[str | None, typer.Option(
+        metavar="NAME,...", help="Count systems: names in conf/counts or paths of .yaml files; default every "
+        "shipped one whose bets the run's rule set offers.")] = None,
+    master: Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")] = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=job.MAX_PARTITIONS, help="Tasks, and files (at most 1,000,000).")] = None,
+) -> None:
+    """Exact EV of every bet before every round of a committed run, from the cards a player has not
+    seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
+    plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
+    out.check_writable()
+    if composition_job.is_committed(plan):
+        print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
+              "nothing to do")
+        return
+    started = time.monotonic()
+    spark = spark_session(master, f"baccarat composition {run_id}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=composition_job.default_partitions(
+            plan.shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(f"composition {run_id}", plan.shoes, live=sys.stdout.isatty())
+    try:
+        result = composition_job.run(spark, plan, reporter)
+    finally:
+        reporter.close()
+    seconds = time.monotonic() - started
+    print(f"committed round_ev of run {run_id!r}: {_count(result['shoes'], 'shoe')}, "
+          f"{_count(result['rounds'], 'round')}, {_count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
+          f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
+          f"{', '.join(result['counts']) or 'none'}")
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
+
+
 def _forget_replaced_marts(out: Store, run_id: str) -> None:
-    """The marts of a replaced run describe the old one: they go, and a local warehouse is published
-    again, so that neither shows the old run's figures nor names its files."""
+    """The marts and round_ev rows of a replaced run describe the old one: they go, and a local warehouse
+    is published again, so that neither shows the old run's figures nor names its files."""
     drop_marts(out, run_id)
     print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
+    if composition_job.drop_round_ev(out, run_id):
+        print(f"its exact odds before each round are removed: run `baccarat composition --run-id {run_id}`")
     if out.is_local and out.warehouse_path().is_file():
         warehouse, left_out = publish_warehouse(out, out.warehouse_path())
         for line in left_out:
@@ -774,7 +888,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except job.SimulationFailed as error:  # the run failed (a full disk, ...): not bad input
+    except (job.SimulationFailed, composition_job.CompositionFailed) as error:  # a full disk, ...: not bad input
         print(f"error: {error}", file=sys.stderr)
         return 1
     except BaccaratError as error:

@@ -15,6 +15,7 @@ from pipeline.schemas import Contract, read_contract
 
 TITLE = "Data dictionary"
 BET = "<bet>"  # stands for the bet kind in the name and description of a per-bet column
+COUNT = "<count>"  # stands for the count system's name in a per-count column
 _VIEWS = ("rounds", "shoes")  # run tables: Delta tables, views in a local warehouse.duckdb
 
 
@@ -86,13 +87,16 @@ def _section(c: Contract) -> list[str]:
         "| Column | Type | Nullable | Description |",
         "| --- | --- | --- | --- |",
     ]
-    # one bet stands in for all: each spec resolves to exactly one column, per-bet ones to net_<bet>
-    for spec, column in zip(c.columns, c.resolved((BET,)), strict=True):
+    # one bet and one count system stand in for all: each spec resolves to exactly one column
+    for spec, column in zip(c.columns, c.resolved((BET,), (COUNT,), decisions=True), strict=True):
         description = _text(column.description)
         if spec.get("per_bet"):
             each = ("bet kind, whether or not the run's rule set offers it" if c.name in MARTS
                     else "bet the rule set offers")
             description = f"{description.rstrip('.')}. One column per {each} (see [Bet kinds](#bet-kinds))."
+        if spec.get("per_count"):
+            description = (f"{description.rstrip('.')}. One column per count system the job computed "
+                           "(`--counts`; the shipped ones are in `conf/counts/`).")
         lines.append(f"| `{column.name}` | {column.type} | {'yes' if column.nullable else 'no'} | {description} |")
     return lines
 

@@ -9,10 +9,12 @@ from datetime import datetime
 from decimal import Decimal
 
 import pyarrow as pa
+from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
 from pipeline.schemas import contract
 from pipeline.storage import Store
+from pipeline.tables import RuleSet
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
@@ -46,6 +48,7 @@ def commit_run(store: Store, run: dict) -> None:
         "ended_at": datetime.fromisoformat(run["ended_at"]),
         "rounds_version": run["versions"]["rounds"], "shoes_version": run["versions"]["shoes"],
         "files": json.dumps(run["files"]),
+        "strategies": json.dumps(run["parameters"]["strategies"]) if "strategies" in run["parameters"] else None,
     }
     schema = contract(RUNS).arrow()
     name = f"run-{transaction(run)[1]}.parquet"
@@ -57,9 +60,12 @@ def _record(row: dict) -> dict:
     """A runs row as the run's record (the shape the simulation returns)."""
     try:
         rules = json.loads(row["rule_set"])
+        parameters = {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]}
+        if row.get("strategies") is not None:
+            parameters["strategies"] = json.loads(row["strategies"])
         return {
             "run_id": row["run_id"],
-            "parameters": {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]},
+            "parameters": parameters,
             "rules": row["rules"], "seed": int(row["seed"]), "shoes": row["shoes"], "rounds": row["rounds"],
             "decks": rules["decks"], "bets": list(rules["bets"]),
             "outcomes": {"B": row["banker_wins"], "P": row["player_wins"], "T": row["ties"]},
@@ -83,6 +89,17 @@ def read_runs(store: Store) -> list[dict]:
 def read_run(store: Store, run_id: str) -> dict | None:
     rows = store.read_rows(RUNS, [run_id])
     return _record(rows.to_pylist()[0]) if rows is not None and rows.num_rows else None
+
+
+def read_committed_run(store: Store, run_id: str) -> tuple[dict, RuleSet]:
+    """A committed run's record and its rule set, or a one-line error: an unknown run, a malformed rule set."""
+    record = read_run(store, run_id)
+    if record is None:
+        raise BaccaratError(f"unknown run id {run_id!r}: no row in {store.location(RUNS)}")
+    try:
+        return record, RuleSet.model_validate(record["parameters"]["rules"])
+    except ValidationError as error:
+        raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
 
 
 def committed_runs(store: Store) -> list[str]:

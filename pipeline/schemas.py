@@ -24,6 +24,7 @@ class Column:
     type: str
     nullable: bool
     description: str
+    repeated: bool = False  # one of the columns a per-bet or per-count spec stands for
 
     @property
     def arrow_type(self) -> pa.DataType:
@@ -40,23 +41,35 @@ class Contract:
     order_by: tuple[str, ...]
     columns: tuple[dict, ...]
 
-    def resolved(self, bets: tuple[str, ...] = ()) -> list[Column]:
-        """Columns in order, with one `net_{bet}` column per bet of the rule set."""
+    def resolved(self, bets: tuple[str, ...] = (), counts: tuple[str, ...] = (), *,
+                 decisions: bool = False) -> list[Column]:
+        """Columns in order: a per-bet spec (`net_{bet}`) gives one column per bet of the rule set, a
+        per-count spec (`true_count_{count}`) one per count system, and the columns marked `decisions`
+        (the players' choices) are there only for a game with options."""
         out = []
         for spec in self.columns:
-            names = [spec["name"].format(bet=bet) for bet in bets] if spec.get("per_bet") else [spec["name"]]
-            for position, name in enumerate(names):
-                description = spec["description"].format(bet=bets[position]) if spec.get("per_bet") else spec["description"]
-                out.append(Column(name, spec["type"], spec["nullable"], description))
+            if spec.get("decisions") and not decisions:
+                continue
+            key = "bet" if spec.get("per_bet") else "count" if spec.get("per_count") else None
+            if key is None:
+                out.append(Column(spec["name"], spec["type"], spec["nullable"], spec["description"]))
+                continue
+            for value in bets if key == "bet" else counts:
+                out.append(Column(spec["name"].format(**{key: value}), spec["type"], spec["nullable"],
+                                  spec["description"].format(**{key: value}), repeated=True))
         return out
 
-    def arrow(self, bets: tuple[str, ...] = ()) -> pa.Schema:
-        return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.resolved(bets)])
+    def arrow(self, bets: tuple[str, ...] = (), counts: tuple[str, ...] = (), *, decisions: bool = False) -> pa.Schema:
+        return pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable)
+                          for c in self.resolved(bets, counts, decisions=decisions)])
 
-    def table_schema(self, bets: tuple[str, ...]) -> pa.Schema:
-        """The schema of the Delta table holding every run: the run_id partition column first, and a
-        net column for each of `bets` (every kind), nullable since a run's files hold its own bets only."""
-        fields = [f.with_nullable(True) if f.name.startswith("net_") else f for f in self.arrow(bets)]
+    def table_schema(self, bets: tuple[str, ...], counts: tuple[str, ...] = ()) -> pa.Schema:
+        """The schema of the Delta table holding every run: the run_id partition column first, the
+        per-bet columns of `bets` (every kind) and per-count ones of `counts`, nullable since a run's
+        files hold its own bets (and count systems) only, and the decision columns, which the files of
+        a run without options do not hold."""
+        repeated = {c.name for c in self.resolved(bets, counts) if c.repeated}
+        fields = [f.with_nullable(True) if f.name in repeated else f for f in self.arrow(bets, counts, decisions=True)]
         if "run_id" not in self.arrow().names:
             fields.insert(0, pa.field("run_id", pa.string(), nullable=False))
         return pa.schema(fields)

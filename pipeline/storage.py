@@ -34,6 +34,7 @@ PARTITION = "run_id"
 COMMIT_ATTEMPTS = 8
 MIN_RETENTION_HOURS = 24
 WAREHOUSE = "warehouse.duckdb"
+DELTA_LOG = "_delta_log"
 # Runs record the versions of their commits, so the logs that reach them are kept.
 TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -214,11 +215,32 @@ class Store:
             raise BaccaratError(f"{self.uri}: bucket {bucket!r} does not exist")
 
     def check_layout(self) -> None:
-        """The layout before Delta Lake (manifests/) is refused, not mixed with the new one."""
-        if self.is_local and Path(self.uri, "manifests").is_dir():
+        """The layout before Delta Lake (manifests/) is refused, not mixed with the new one; so is a
+        table's log holding what is not a file (see _check_log), before any work."""
+        if not self.is_local:
+            return
+        if Path(self.uri, "manifests").is_dir():
             raise BaccaratError(
                 f"{self.uri} holds runs in the old layout (manifests/ and plain Parquet folders), which this "
                 "version does not read: simulate again into a new folder")
+        for table in self._table_names():
+            self._check_log(table)
+
+    def _check_log(self, table: str) -> None:
+        """A local table's log holds regular files (and folders) only: deltalake would wait forever
+        reading a FIFO there."""
+        log = Path(self.uri, table, DELTA_LOG)
+        try:
+            entries = list(os.scandir(log)) if self.is_local else []
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise StorageError(f"the log of table {table!r}, {log}, is not readable: "
+                               f"{error.strerror or error}") from None
+        for entry in entries:
+            if not (entry.is_file() or entry.is_dir()):
+                raise StorageError(f"{entry.path} is not a regular file (a FIFO, a socket, a device or a broken "
+                                   f"link): the log of table {table!r} may hold only files; move it away")
 
     @contextlib.contextmanager
     def _errors(self, what: str) -> Iterator[None]:
@@ -297,6 +319,7 @@ class Store:
         from deltalake import DeltaTable
 
         uri = self.location(table)
+        self._check_log(table)
         with self._errors(f"table {table!r} is not readable"):
             if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
                 return None
@@ -395,12 +418,14 @@ class Store:
 
     def tables(self) -> list[str]:
         """The Delta tables under OUT: rounds, shoes, runs, banque_rounds and marts/<name>, those that exist."""
-        names = ["rounds", "shoes", "runs", "banque_rounds"]
+        return [name for name in self._table_names() if self.delta_table(name) is not None]
+
+    def _table_names(self) -> list[str]:
+        """rounds, shoes, runs, banque_rounds and the folders of marts/: where tables are, or may be."""
         with self._errors("is not readable"):
             marts = self.filesystem.get_file_info(pafs.FileSelector(self.fs_path("marts"), allow_not_found=True))
-        names += sorted(f"marts/{info.base_name}" for info in marts if info.type == pafs.FileType.Directory)
-        return [name for name in names if self.delta_table(name) is not None]
-
+        return ["rounds", "shoes", "runs", "banque_rounds", *sorted(f"marts/{info.base_name}" for info in marts
+                                                   if info.type == pafs.FileType.Directory)]
 
     def vacuum(self, table: str, retention_hours: int, dry_run: bool, keep_versions: list[int]) -> list[str]:
         """Remove the files of a table that no current row and no version in `keep_versions` needs,

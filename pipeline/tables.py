@@ -149,6 +149,11 @@ def known_rule_sets() -> list[str]:
     return known_names("rules")
 
 
+def fixed_tableau_rule_sets() -> list[str]:
+    """The shipped rule sets whose table decides every draw (no chemin de fer options)."""
+    return [name for name in known_rule_sets() if not load_rule_set(name).has_options]
+
+
 def load_rule_set(name_or_path: str = DEFAULT_RULES, decks: int | None = None) -> RuleSet:
     """A shipped rule set by name, or a YAML file by path; `decks` overrides the file's."""
     what = f"rule set {name_or_path!r}"

@@ -10,6 +10,7 @@ from pipeline.cli import main, spark_session
 from pipeline.config_files import resource
 from pipeline.runs import read_run, run_files
 from pipeline.simulate import job
+from pipeline.simulate.decisions import strategy_pair
 from pipeline.storage import Store
 from pipeline.tables import load_rule_set
 
@@ -38,6 +39,17 @@ def store_uri(request, tmp_path) -> str:
     return str(tmp_path / "data") if request.param == "local" else request.getfixturevalue("bucket")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def spark_logs(tmp_path_factory):
+    """Spark's log files, of the suite's session and of every `baccarat` it starts, in a folder of the
+    suite's (never the user's ~/.local/state)."""
+    folder = tmp_path_factory.mktemp("spark-logs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BACCARAT_LOG_DIR", str(folder))
+        patch.delenv("BACCARAT_SPARK_LOG_LEVEL", raising=False)
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def spark(s3_endpoint):
     """The one SparkSession of the suite: local[2], UI off."""
@@ -47,13 +59,23 @@ def spark(s3_endpoint):
 
 
 def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
-             partitions: int = 3, run_id: str | None = None) -> dict:
+             partitions: int = 3, run_id: str | None = None, player_strategy: str | None = None,
+             banker_strategy: str | None = None) -> dict:
     """Run the simulation job into `out` (a folder or URI) through the suite's session; returns the
-    run's record."""
+    run's record. A game with options plays the named strategies, by default its equilibrium."""
     store = Store.parse(str(out)).check_writable()
-    plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", load_rule_set(rules), seed, shoes, store, partitions)
+    rule_set = load_rule_set(rules)
+    plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", rule_set, seed, shoes, store, partitions,
+                    strategies=strategy_pair(rule_set, player_strategy, banker_strategy))
     assert job.prepare(plan, overwrite=False) is None
     return job.run(spark, plan)
+
+
+def simulate_with_marts(spark, out: Path, **parameters) -> Path:
+    """A committed run (simulate's parameters) with its marts and the warehouse published; returns out."""
+    simulate(spark, out, **parameters)
+    assert main(["marts", "--out", str(out)]) == 0
+    return out
 
 
 def read_table(out: Path | str, run_id: str, table: str) -> pl.DataFrame:

@@ -54,18 +54,83 @@ def reference_chemin_de_fer(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, ban
     0-4, stands on 6-7 and chooses at 5; banker_chooses(total, (b1, b2), v or None when the Player
     stood) says True or False where the Banker chooses, None where the punto banco table decides.
     Returns the final totals (Player, Banker)."""
+    return chemin_de_fer_hands(p1, b1, p2, b2, c5, c6, player_draws_at_5, banker_chooses)[:2]
+
+
+def chemin_de_fer_hands(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, banker_chooses):
+    """reference_chemin_de_fer's round: (Player total, Banker total, Player's cards, Banker's cards)."""
     player, banker = (p1 + p2) % 10, (b1 + b2) % 10
     if player >= 8 or banker >= 8:
-        return player, banker
-    v, next_card = None, c5
+        return player, banker, 2, 2
+    v, next_card, player_cards, banker_cards = None, c5, 2, 2
     if player <= 4 or (player == 5 and player_draws_at_5):
-        v, next_card = c5, c6
+        v, next_card, player_cards = c5, c6, 3
         player = (player + v) % 10
     choice = banker_chooses(banker, (b1, b2), v)
     fixed = banker <= 5 if v is None else punto_banco_banker_draws(banker, v)
     if fixed if choice is None else choice:
-        banker = (banker + next_card) % 10
-    return player, banker
+        banker, banker_cards = (banker + next_card) % 10, 3
+    return player, banker, player_cards, banker_cards
+
+
+# RULES.md: the casino Banker chooses at 3 v 9, 4 v 1, 5 v 4 and 6 when the Player stood (None);
+# the parlor Banker at every cell. Both Players choose at 5.
+CASINO_BANKER_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}
+PLAYER_OPTION_TOTAL = 5
+
+
+def banker_has_option(game: str, banker: int, v: int | None) -> bool:
+    return game == "chemin_de_fer_parlor" or (banker, v) in CASINO_BANKER_OPTIONS
+
+
+class ShoeStream:
+    """A shoe's random numbers written out plainly from the kernel's documented recipe: xoshiro256**
+    (Blackman-Vigna) seeded by four splitmix64 outputs from the shoe's start, Fisher-Yates with
+    Lemire's bounded integers, then the same stream for the mixed choices."""
+
+    MASK = 2**64 - 1
+    GOLDEN = 0x9E3779B97F4A7C15
+
+    def __init__(self, start: int):
+        x, self.state = start, []
+        for _ in range(4):
+            x = (x + self.GOLDEN) & self.MASK
+            z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+            self.state.append(z ^ (z >> 31))
+
+    @classmethod
+    def _rotl(cls, x: int, k: int) -> int:
+        return ((x << k) | (x >> (64 - k))) & cls.MASK
+
+    def next(self) -> int:
+        s0, s1, s2, s3 = self.state
+        result = self._rotl((s1 * 5) & self.MASK, 7) * 9 & self.MASK
+        t = (s1 << 17) & self.MASK
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        self.state = [s0, s1, s2, self._rotl(s3, 45)]
+        return result
+
+    def shuffled(self, decks: int) -> list[int]:
+        cards = [i % 52 for i in range(decks * 52)]
+        for i in range(len(cards) - 1, 0, -1):
+            bound = i + 1
+            while True:
+                m = (self.next() >> 32) * bound
+                low = m & 0xFFFFFFFF
+                if low >= bound or low >= (2**32 - bound) % bound:
+                    break
+            j = m >> 32
+            cards[i], cards[j] = cards[j], cards[i]
+        return cards
+
+    def draws(self, chance) -> bool:
+        """A mixed choice: 53 random bits as a fraction of 1, below the chance of drawing."""
+        return (self.next() >> 11) < chance * 2**53
 
 
 def reference_net(kind: str, terms, player: list[int], banker: list[int]) -> Decimal:

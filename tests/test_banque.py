@@ -478,14 +478,6 @@ def test_banque_options_elsewhere_and_the_solver_refuse_in_one_line(cli):
     assert status == 2 and err.count("\n") == 1 and "the solver is for chemin de fer" in err
 
 
-def test_a_probability_the_simulator_cannot_draw_exactly_is_refused():
-    prof = profile("banque_banker_follows_punto_banco", PLAYERS[0])
-    odd = prof.player_draw.copy()
-    odd[0][5] = Fraction(1, 2**33)
-    with pytest.raises(BaccaratError, match="denominator is over 2\\*\\*32"):
-        BanqueDealer(banque(), Profile(prof.stake_share, prof.commission, odd, prof.banker_draw), 3).deal(1, 0, 1)
-
-
 def test_the_draw_table_gives_each_hand_its_option_at_5():
     draw = load_draw_rules("banque")
     assert list(np.flatnonzero(draw.player_options)) == [5] and draw.banker_options[:8].all()

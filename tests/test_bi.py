@@ -1,5 +1,6 @@
 """BI tools (Apache Superset, Metabase's DuckDB driver aside) reach the warehouse through
-SQLAlchemy and duckdb-engine: open it read-only as they would, list and query every table."""
+SQLAlchemy and the package's duckdb+baccarat dialect (duckdb-engine's, opening the warehouse as
+`baccarat sql` does): open it as they would, list and query every table, and find it confined."""
 
 import os
 import shutil
@@ -8,14 +9,14 @@ import sys
 
 import pytest
 import sqlalchemy as sa
-from conftest import simulate
+from conftest import simulate_with_marts
 
 from pipeline.bets import BET_KINDS
-from pipeline.cli import main
 from pipeline.marts.inputs import MARTS
 from pipeline.storage import WAREHOUSE
 from pipeline.schemas import contract
 from pipeline.tables import load_rule_set
+from test_sql import HOSTILE, snapshot
 
 RULES = "ez_baccarat"  # offers a subset of the bet kinds: the marts still carry them all
 VIEWS = ("rounds", "shoes")
@@ -24,19 +25,19 @@ VIEWS = ("rounds", "shoes")
 @pytest.fixture(scope="module")
 def warehouse(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("bi")
-    simulate(spark, out, rules=RULES, seed=5, shoes=40, run_id="bi")
-    assert main(["marts", "--out", str(out)]) == 0
-    return out / WAREHOUSE
+    return simulate_with_marts(spark, out, rules=RULES, seed=5, shoes=40, run_id="bi") / WAREHOUSE
 
 
 def uri(path) -> str:
-    """The SQLAlchemy URI a BI tool is given: duckdb:/// then the file's path (absolute: four slashes)."""
-    return f"duckdb:///{path}"
+    """The SQLAlchemy URI a BI tool is given: duckdb+baccarat:/// then the file's path (absolute: four
+    slashes)."""
+    return f"duckdb+baccarat:///{path}"
 
 
 def read_only_engine(path) -> sa.Engine:
-    """As Superset opens it: the URI, with engine parameters {"connect_args": {"read_only": true}}."""
-    return sa.create_engine(uri(path), connect_args={"read_only": True})
+    """As Superset opens it with the README's extra: the URI, and {"connect_args": {"read_only": true}}
+    (Superset adds a user agent to DuckDB's config)."""
+    return sa.create_engine(uri(path), connect_args={"read_only": True, "config": {"custom_user_agent": "superset"}})
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def expected_columns(table: str) -> list[str]:
 
 
 def test_the_uri_is_absolute(warehouse):
-    assert warehouse.is_absolute() and uri(warehouse).startswith("duckdb:////")
+    assert warehouse.is_absolute() and uri(warehouse).startswith("duckdb+baccarat:////")
 
 
 def test_the_inspector_lists_every_mart_and_both_views(engine):
@@ -82,8 +83,8 @@ def test_every_table_answers_queries(engine, table):
     assert described == columns
 
 
-# Needs SQLAlchemy < 2.0.45 (pinned in the test extra): later versions query pg_catalog.pg_collation,
-# which DuckDB lacks (duckdb/duckdb#22069, Mause/duckdb_engine#1379).
+# Needs SQLAlchemy 2.0 with DuckDB 2.0.1 (pinned in the test extra): 2.0.45 to 2.0.58 reflect columns
+# since DuckDB fixed duckdb/duckdb#22069; 2.1 queries pg_catalog.pg_collation, which DuckDB lacks.
 def test_column_reflection_as_a_bi_tool_does_when_adding_a_dataset(engine):
     inspector = sa.inspect(engine)
     for table in (*MARTS, *VIEWS):
@@ -95,6 +96,42 @@ def test_a_read_only_connection_refuses_writes(engine):
         with engine.connect() as connection, pytest.raises(sa.exc.DBAPIError, match="read-only"):
             connection.execute(sa.text(statement))
     assert "x" not in sa.inspect(engine).get_table_names()
+
+
+@pytest.mark.parametrize(("statement", "message"), HOSTILE)
+def test_a_bi_connection_writes_nothing_and_reads_nothing_outside_the_data(engine, warehouse, tmp_path, statement,
+                                                                         message):
+    """What SQL Lab sends goes to the cursor as it is: the same statements as `baccarat sql` refuses."""
+    data = warehouse.parent
+    committed = next((data / "rounds").rglob("part-*.parquet"))
+    before = snapshot(data)
+    with engine.connect() as connection, pytest.raises(sa.exc.DBAPIError, match=message):
+        connection.exec_driver_sql(statement.format(outside=tmp_path, data=data, committed=committed))
+    assert snapshot(data) == before and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("connect_args", [
+    {"config": {"enable_external_access": True}},
+    {"config": {"allowed_directories": ["/"]}},
+    {"read_only": False},
+    {"preload_extensions": ["json"]},
+])
+def test_connection_settings_cannot_loosen_it(warehouse, connect_args):
+    engine = sa.create_engine(uri(warehouse), connect_args=connect_args)
+    with pytest.raises(sa.exc.DBAPIError, match="opened read-only with settings of its own"):
+        engine.connect()
+
+
+def test_a_missing_warehouse_is_one_line(tmp_path):
+    engine = sa.create_engine(uri(tmp_path / WAREHOUSE))
+    with pytest.raises(sa.exc.DBAPIError, match=f"no warehouse at {tmp_path / WAREHOUSE}"):
+        engine.connect()
+
+
+def test_the_warehouse_is_in_a_storage_version_duckdb_1_reads(engine):
+    with engine.connect() as connection:
+        tags = connection.exec_driver_sql("SELECT tags FROM duckdb_databases() WHERE database_name = 'warehouse'")
+        assert tags.scalar() == {"storage_version": "v1.0.0+"}
 
 
 def test_publishing_while_a_bi_tool_holds_the_warehouse_open(warehouse, tmp_path):

@@ -21,6 +21,8 @@ from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent
 JOB = Path(__file__).parents[1] / "jobs" / "simulate.py"
+QUIET_DRIVER = ["--driver-java-options",  # as the README submits the job: Spark's driver log keeps to errors
+                f"-Dlog4j2.configurationFile={Path(__file__).parents[1] / 'conf' / 'spark' / 'log4j2.properties'}"]
 
 
 def wait_for(condition, what: str, seconds: float = 90) -> None:
@@ -74,11 +76,13 @@ def test_cluster_run_into_a_bucket_equals_local_run_and_feeds_marts_and_report(c
     out = bucket
     local = simulate(spark, tmp_path / "local", seed=31, shoes=160, partitions=2)
     submitted = subprocess.run(
-        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, str(JOB),
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, *QUIET_DRIVER, str(JOB),
          "--shoes", "160", "--seed", "31", "--out", out, "--run-id", local["run_id"], "--partitions", "5"],
         env=env, capture_output=True, text=True, timeout=300,
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
+    # Nothing on stderr but the JVM's own note, which it prints before any log is set up.
+    assert submitted.stderr == "WARNING: Using incubator modules: jdk.incubator.vector\n", submitted.stderr[-3000:]
     on_cluster = read_run(Store.parse(out), local["run_id"])
     assert on_cluster["spark_master"] == url and on_cluster["partitions"] == 5
     for table in ("rounds", "shoes"):

@@ -34,10 +34,11 @@ def test_every_column_of_every_contract_is_described():
     for name in SCHEMAS:
         c, section = contract(name), tables[name]
         assert c.description in section and c.table in section
-        expanded = {spec["name"].format(bet=bet) for spec in c.columns if spec.get("per_bet") for bet in BET_KINDS}
+        expanded = {spec["name"].format(bet=bet): spec["name"].format(bet="<bet>")
+                    for spec in c.columns if spec.get("per_bet") for bet in BET_KINDS}
         for column in c.resolved(tuple(BET_KINDS)):
             per_bet = column.name in expanded
-            shown = "net_<bet>" if per_bet else column.name
+            shown = expanded.get(column.name, column.name)
             row = f"| `{shown}` | {column.type} | {'yes' if column.nullable else 'no'} | "
             assert row in section, f"{name}.{column.name} is not in the dictionary"
             if not per_bet:

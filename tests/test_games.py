@@ -405,13 +405,6 @@ def test_bad_arguments_give_one_line_and_exit_2(cli, args, message):
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
 
 
-def test_simulating_a_game_with_options_is_refused_before_anything_is_written(cli, tmp_path):
-    status, _, err = cli("simulate", "--rules", "chemin_de_fer", "--shoes", "1", "--seed", "1",
-                         "--out", tmp_path / "data")
-    assert status == 2 and err.count("\n") == 1 and "simulating the players' decisions is not built yet" in err
-    assert not (tmp_path / "data").exists()
-
-
 SHIPPED_EQUILIBRIA = [("chemin_de_fer_parlor", "infinite", "total"), ("chemin_de_fer_parlor", "6", "total"),
                       ("chemin_de_fer_parlor", "6", "cards"), ("chemin_de_fer", "6", "total"),
                       ("chemin_de_fer", "6", "cards")]

@@ -1,6 +1,6 @@
 """The Polars marts (pipeline/marts/marts_polars.py) against the DuckDB marts (marts_duckdb.py and
 the SQL in pipeline/marts/sql): same columns, same rows in the same order, same values (exact
-integers and decimals, floats within 1e-9 relative), on small runs of three rule sets."""
+integers and decimals, floats within 1e-9 relative), on small runs of four rule sets."""
 
 import polars as pl
 import pyarrow as pa
@@ -15,7 +15,8 @@ from pipeline.storage import Store
 # (rules, seed, shoes, partitions, road_stats_shoes): between them every bet kind; each run has
 # several complete sessions of 1,000 rounds and an incomplete last block of 100; road statistics
 # over every shoe (0) or over the first shoes only.
-RUNS = [("punto_banco", 21, 160, 3, 0), ("super_six", 22, 130, 2, 70), ("ez_baccarat", 23, 190, 3, 0)]
+RUNS = [("punto_banco", 21, 160, 3, 0), ("super_six", 22, 130, 2, 70), ("ez_baccarat", 23, 190, 3, 0),
+        ("chemin_de_fer", 24, 150, 3, 0)]  # chemin de fer: its equilibrium pair, compared with its exact value
 ROAD_CELLS_SHOES = 50
 
 

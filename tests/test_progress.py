@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from pipeline.simulate import job, progress
+from pipeline import progress
+from pipeline.simulate import job
 from pipeline.storage import Store
 from pipeline.tables import load_rule_set
 

@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 from conftest import simulate
 from plotly.offline import get_plotlyjs
+from test_composition_marts import compose
 
 from pipeline.cli import main
 from pipeline.errors import BaccaratError
@@ -33,12 +34,15 @@ from pipeline.report.charts import (
     payout_fan_chart,
     streak_chart,
 )
+from pipeline.report.composition import SHOWN_SHARE, depth_fan_chart, favourable_chart, trigger_chart
 from pipeline.report.page import figure_div, rounds_to_tell_edge, too_small_to_tell
 from pipeline.report.roads import roads_chart, with_rounds
-from pipeline.report.style import HIGHLIGHT
+from pipeline.report.style import HIGHLIGHT, number
 
 CHARTS = {"outcomes", "ev", "payout", "convergence", "streaks", "patterns", "roads"}
+COMPOSITION_CHARTS = {"depth_fan", "favourable", "triggers"}
 RUN_ID = "report-s11-n400"
+COMPOSITION_RUN = "report-composition"
 TOO_SMALL = "sample too small to tell"
 
 
@@ -55,6 +59,17 @@ def report(spark, tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def page(report) -> str:
     return report[1].read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def composition_report(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """A run with round_ev rows (the composition job's, with the count systems ez_baccarat can use), its
+    marts and its report: (folder, page)."""
+    folder = tmp_path_factory.mktemp("composition_report")
+    simulate(spark, folder, rules="ez_baccarat", seed=12, shoes=30, partitions=1, run_id=COMPOSITION_RUN)
+    compose(spark, folder, COMPOSITION_RUN, shoes=30)
+    assert main(["marts", "--out", str(folder)]) == 0
+    return folder, build_report(Store.parse(str(folder)))
 
 
 def mart(folder: Path, sql: str) -> pl.DataFrame:
@@ -88,6 +103,7 @@ def test_page_inlines_plotly_js_exactly_once(page):
 
 def test_page_has_every_chart_and_table(page):
     assert set(re.findall(r'class="chart[^"]*" data-chart="([a-z_]+)"', page)) == CHARTS
+    assert 'id="composition"' not in page  # the run has no round_ev rows
     for key in CHARTS:
         assert len(re.findall(rf'data-chart="{key}"', page)) == 1
         assert f'id="plot-{key}"' in page  # the plotly div inside the container
@@ -450,3 +466,69 @@ def test_browser_console_detector_catches_errors(report, tmp_path):
     assert any("Uncaught Error: boom" in message for message in console), console
     assert any("bang" in message for message in console), console
     assert all(parsed.charts.values())  # the charts themselves are still drawn
+
+
+# --- the Composition section: runs with round_ev rows only -------------------------------------------
+
+def composition_mart(folder: Path, name: str) -> pl.DataFrame:
+    order = {"advantage_by_depth": "bet, unseen_low", "perfect_play": "bet",
+             "count_efficiency": "count_system, bet, direction, trigger"}[name]
+    return mart(folder, f"SELECT * FROM {name} WHERE run_id = '{COMPOSITION_RUN}' ORDER BY {order}")
+
+
+def test_composition_section_has_its_charts_and_table(composition_report):
+    folder, path = composition_report
+    page = path.read_text(encoding="utf-8")
+    assert page.count('id="composition"') == 1
+    assert set(re.findall(r'class="chart[^"]*" data-chart="([a-z_]+)"', page)) == CHARTS | COMPOSITION_CHARTS
+    assert page.count("<table") == 4 and "<th>Best count trigger</th>" in page
+    for row in composition_mart(folder, "perfect_play").iter_rows(named=True):
+        assert f"<td>{number(row['expected_units_per_shoe'], 4)}</td>" in page
+
+
+def test_depth_charts_show_the_percentiles_and_shares(composition_report):
+    folder, _ = composition_report
+    depth = composition_mart(folder, "advantage_by_depth")
+    fig = depth_fan_chart(depth)
+    bets = depth["bet"].unique(maintain_order=True).to_list()
+    assert len(fig.data) == 4 * len(bets) and fig.layout.xaxis.autorange == "reversed"
+    shown = [t for t in fig.data if t.visible]
+    banker = depth.filter(pl.col("bet") == "banker")
+    assert list(shown[0].y) == banker["p01"].to_list() and list(shown[1].y) == banker["p99"].to_list()
+    assert list(shown[2].y) == banker["p50"].to_list() and shown[1].fill == "tonexty"
+    assert list(shown[0].x) == ((banker["unseen_low"] + banker["unseen_high"]) / 2).to_list()
+    assert {b.label for b in fig.layout.updatemenus[0].buttons} == {b.replace("_", " ").capitalize() for b in bets}
+    fig = favourable_chart(depth)
+    for trace, bet in zip(fig.data, bets, strict=True):
+        assert list(trace.y) == depth.filter(pl.col("bet") == bet)["share_positive"].to_list()
+
+
+def test_trigger_curves_against_perfect_play(composition_report):
+    folder, _ = composition_report
+    counts, perfect = composition_mart(folder, "count_efficiency"), composition_mart(folder, "perfect_play")
+    fig = trigger_chart(counts, perfect)
+    systems = sorted(counts["count_system"].unique())
+    shown = [t for t in fig.data if t.visible]
+    assert len(shown) == len(systems) + 1 and len(fig.data) == len(shown) * perfect.height
+    banker = counts.filter((pl.col("bet") == "banker") & (pl.col("share_bet") >= SHOWN_SHARE))
+    for trace, system in zip(shown, systems):
+        line = banker.filter(pl.col("count_system") == system)
+        favoured = "low" if line["correlation"][0] < 0 else "high"  # the way the count's EV rises
+        line = line.filter(pl.col("direction") == favoured)
+        assert trace.name.endswith("(≤)" if favoured == "low" else "(≥)")
+        assert list(trace.x) == line["trigger"].to_list()
+        assert list(trace.y) == line["expected_units_per_shoe"].to_list()
+    perfect_line = shown[-1]
+    assert perfect_line.name == "perfect play"
+    assert set(perfect_line.y) == {perfect.filter(pl.col("bet") == "banker")["expected_units_per_shoe"][0]}
+
+
+@pytest.mark.slow
+def test_browser_draws_the_composition_section_with_true_ticks(composition_report, tmp_path):
+    _, page = composition_report
+    parsed, console = drawn(page, tmp_path / "profile")
+    assert set(parsed.charts) == CHARTS | COMPOSITION_CHARTS
+    assert all(parsed.charts.values()), [key for key, done in parsed.charts.items() if not done]
+    assert console == []
+    for chart in ("depth_fan", "favourable"):
+        assert_true_percent_ticks(parsed.ticks[chart, "y"])

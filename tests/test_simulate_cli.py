@@ -148,13 +148,57 @@ def test_no_java_is_one_line_that_says_what_to_install(tmp_path):
     assert done.stderr.count("\n") == 1 and "Spark needs Java 17 or later" in done.stderr, done.stderr
 
 
-def test_spark_keeps_its_warnings_off_the_terminal_unless_asked(tmp_path):
+def baccarat_simulate(tmp_path, **env_changes: str | None) -> subprocess.CompletedProcess:
+    """A tiny `baccarat simulate` in a process (and JVM) of its own, its Spark log folder tmp_path/logs,
+    its environment changed by `env_changes` (None removes a variable)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "5", "--seed", "1",
+    env["BACCARAT_LOG_DIR"] = str(tmp_path / "logs")
+    for name, value in env_changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "2", "--seed", "1",
                            "--master", "local[1]", "--out", str(tmp_path / "data")],
                           env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_plain_simulate_prints_nothing_on_stderr_and_keeps_spark_s_output_in_a_log_file(tmp_path):
+    done = baccarat_simulate(tmp_path, BACCARAT_SPARK_LOG_LEVEL=None)
+    assert done.returncode == 0 and "committed run" in done.stdout, done.stderr[-2000:]
+    assert done.stderr == ""
+    [log] = (tmp_path / "logs").iterdir()
+    assert log.name.startswith("spark-") and "jdk.incubator.vector" in log.read_text()  # the JVM's own note
+
+
+def test_baccarat_spark_log_level_brings_spark_s_lines_back_on_stderr(tmp_path):
+    done = baccarat_simulate(tmp_path, BACCARAT_SPARK_LOG_LEVEL="info")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert " WARN " not in done.stderr and "log4j" not in done.stderr, done.stderr
+    assert "jdk.incubator.vector" in done.stderr and " INFO SparkContext: Running Spark version" in done.stderr
+    assert " INFO Executor: " in done.stderr  # the whole run at INFO, not only its start
+    assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.parametrize(("env_changes", "message"), [
+    ({"BACCARAT_SPARK_LOG_LEVEL": "loud"}, "BACCARAT_SPARK_LOG_LEVEL 'loud' is not a log level (OFF, FATAL, ERROR"),
+    ({"BACCARAT_LOG_DIR": "/proc/baccarat-logs"}, "cannot write Spark's log in /proc/baccarat-logs: "),
+])
+def test_a_spark_log_that_cannot_be_had_is_one_line_before_spark_starts(tmp_path, env_changes, message):
+    done = baccarat_simulate(tmp_path, **env_changes)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert done.stderr.startswith("error: ") and message in done.stderr, done.stderr
+
+
+def test_a_jvm_that_stops_as_it_starts_is_one_line_naming_the_log_that_holds_its_output(tmp_path):
+    java = tmp_path / "java" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("#!/bin/sh\necho 'fake java: this JVM cannot start' >&2\nexit 1\n")
+    java.chmod(0o755)
+    done = baccarat_simulate(tmp_path, JAVA_HOME=str(tmp_path / "java"))
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    [log] = (tmp_path / "logs").iterdir()
+    assert done.stderr == f"error: Spark's JVM stopped as it started: its output is in {log}\n"
+    assert "fake java: this JVM cannot start" in log.read_text()
 
 
 def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):

@@ -10,9 +10,8 @@ import time
 import duckdb
 import pexpect
 import pytest
-from conftest import simulate
+from conftest import simulate_with_marts
 
-from pipeline.cli import main
 from pipeline.marts.inputs import MARTS
 from pipeline.storage import WAREHOUSE
 
@@ -20,9 +19,7 @@ from pipeline.storage import WAREHOUSE
 @pytest.fixture(scope="module")
 def warehouse(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("sql")
-    simulate(spark, out, seed=3, shoes=30, run_id="sql")
-    assert main(["marts", "--out", str(out)]) == 0
-    return out
+    return simulate_with_marts(spark, out, seed=3, shoes=30, run_id="sql")
 
 
 def test_one_query_prints_a_table(cli, warehouse):
@@ -67,6 +64,11 @@ HOSTILE = [
     ("CALL pragma_version()", "CALL statements are refused"),
     ("CREATE TEMP TABLE t AS SELECT 1", "CREATE statements are refused"),
     ("SELECT 1; COPY (SELECT 1) TO '{outside}/y.csv'", "COPY statements are refused"),
+    # the views' files are allowed paths, so DuckDB alone would let these write over a committed file
+    ("COPY (SELECT 42) TO '{committed}' (FORMAT csv, USE_TMP_FILE false)", "COPY statements are refused"),
+    ("EXPLAIN ANALYZE COPY (SELECT 42) TO '{committed}' (FORMAT csv, USE_TMP_FILE false)",
+     "EXPLAIN statements are refused"),
+    ("/* a note */ EXPLAIN ANALYZE COPY rounds TO '{committed}' (USE_TMP_FILE false)", "EXPLAIN statements are refused"),
     ("SELECT * FROM read_csv('/etc/passwd')", "Permission Error"),
     ("SELECT * FROM read_text('/etc/hostname')", "Permission Error"),
     ("SELECT * FROM read_blob('{data}/runs/_delta_log/00000000000000000000.json')", "Permission Error"),
@@ -90,6 +92,13 @@ def test_every_mart_and_view_still_answers(cli, warehouse):
     for table in (*MARTS, "rounds", "shoes"):
         status, out, err = cli("sql", "--out", warehouse, f"SELECT count(*) AS n FROM {table}")
         assert status == 0 and err == "", (table, err)
+
+
+@pytest.mark.parametrize("query", ["EXPLAIN SELECT count(*) FROM rounds", "explain analyze SELECT count(*) FROM shoes",
+                                   "EXPLAIN (FORMAT json) SELECT * FROM bet_performance"])
+def test_explaining_a_query_still_answers(cli, warehouse, query):
+    status, out, err = cli("sql", "--out", warehouse, query)
+    assert status == 0 and err == "" and "plan" in out
 
 
 def test_no_warehouse(cli, tmp_path):
@@ -130,7 +139,7 @@ def test_the_prompt_on_a_terminal(warehouse):
     os.close(controller)
     text = screen.decode()
     assert process.wait(timeout=30) == 0
-    assert "warehouse.duckdb (read-only): tables bet_performance" in text
+    assert "warehouse.duckdb (read-only): tables advantage_by_depth, bet_performance" in text
     assert "baccarat>" in text and "...>" in text
     assert "dragon" in text and "error: " in text and "lucky" in text
 
@@ -166,7 +175,7 @@ def test_the_prompt_on_a_real_terminal_lists_describes_cancels_and_saves_nothing
     home.mkdir()
     workdir.mkdir()
     prompt = pexpect.spawn("baccarat", ["sql", "--out", str(warehouse)], env={**os.environ, "HOME": str(home)},
-                           cwd=str(workdir), encoding="utf-8", timeout=30, dimensions=(40, 200))
+                           cwd=str(workdir), encoding="utf-8", timeout=60, dimensions=(40, 200))
     prompt.expect_exact(PROMPT)
 
     prompt.sendline(".tables")

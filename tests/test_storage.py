@@ -3,6 +3,8 @@ they are wrong; the old layout; `baccarat runs` and `baccarat vacuum`."""
 
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -199,3 +201,42 @@ def test_a_commit_that_read_the_table_before_a_racer_landed_leaves_one_copy(stor
     assert not opened  # the stale snapshot was used
     assert [f["path"] for f in store.partition_files("t", "p")] == ["t/run_id=p/ours.parquet"]
     assert store.read_rows("t", ["p"]).num_rows == 1
+
+
+FIFO_TIMEOUT = 120  # seconds: a command blocked on the FIFO fails the test instead of hanging it
+
+
+def regular_files(folder):
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("entry", "commands"), [
+    # deltalake reads _last_checkpoint first, and would wait on a FIFO there forever
+    ("runs/_delta_log/_last_checkpoint", ["simulate", "marts", "runs", "report", "vacuum"]),
+    # the next commit of rounds, opened by simulate only when it commits, after the Spark job
+    ("rounds/_delta_log/00000000000000000002.json", ["simulate", "marts", "vacuum"]),
+])
+def test_a_fifo_in_a_tables_log_is_one_line_naming_it_for_every_command_that_reads_the_table(
+        spark, cli, tmp_path, entry, commands):
+    out = tmp_path / "data"
+    simulate(spark, out, seed=1, shoes=10, partitions=1, run_id="f")
+    assert cli("marts", "--out", out)[0] == 0
+    os.mkfifo(out / entry)
+    before = regular_files(out)
+    arguments = {"simulate": ["--shoes", "10", "--seed", "2", "--run-id", "g"]}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
+    started = {command: subprocess.Popen([sys.executable, "-m", "pipeline.cli", command, "--out", str(out),
+                                          *arguments.get(command, [])], env=env, text=True,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+               for command in commands}
+    for command, process in started.items():
+        try:
+            _, err = process.communicate(timeout=FIFO_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            pytest.fail(f"baccarat {command} blocked on the FIFO {entry}")
+        assert process.returncode == 2, (command, err)
+        assert err == f"error: {out / entry} is not a regular file (a FIFO, a socket, a device or a broken link): " \
+                      f"the log of table {entry.split('/')[0]!r} may hold only files; move it away\n", (command, err)
+    assert regular_files(out) == before

@@ -110,6 +110,7 @@ def tables_for(rule_set: RuleSet) -> EvTables:
     """EvTables.of, once per distinct rule set in this process."""
     key = rule_set.model_dump_json()
     if key not in _TABLES:
+        rule_set.check_fixed_tableau("the exact odds before each round need the table to decide every draw")
         _TABLES[key] = EvTables.of(rule_set)
     return _TABLES[key]
 

@@ -17,11 +17,24 @@ class Engine(str, Enum):
 
 
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+    """Every mart of one run, and its composition marts when it has round_ev rows."""
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:
         from pipeline.marts import marts_polars as chosen
-    return chosen.build_marts(run, road_cells_shoes, road_stats_shoes)
+    return chosen.build_marts(run, road_cells_shoes, road_stats_shoes) | build_composition_marts(engine, run)
+
+
+def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
+    """The composition marts of a run from its round_ev rows; none for a run without them."""
+    round_ev = run.round_ev_files()
+    if not round_ev:
+        return {}
+    if engine is Engine.duckdb:
+        from pipeline.marts import composition_duckdb as chosen
+    else:
+        from pipeline.marts import composition_polars as chosen
+    return chosen.build_composition_marts(run, round_ev)
 
 
 def outcomes_table(sequences: list[str]) -> pa.Table:

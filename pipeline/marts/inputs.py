@@ -2,16 +2,20 @@
 with the exact reference values both engines compare against."""
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import ValidationError
 
+from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.exact import Odds, exact_odds
-from pipeline.runs import RUNS, committed_runs, read_run, run_files, verify_files
+from pipeline.exact import BetOdds, exact_odds
+from pipeline.games.value import pair_value
+from pipeline.rules import Result
+from pipeline.runs import committed_runs, read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
+from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import Store
 from pipeline.tables import RuleSet
 
@@ -19,9 +23,40 @@ MARTS = (
     "outcome_summary", "bet_performance", "payout_variance", "ev_convergence", "streaks",
     "longest_streaks", "shoe_summary", "road_colours", "road_column_lengths", "road_patterns", "road_cells",
 )
+# Built for a run that has round_ev rows (`baccarat composition`); a run without them has no rows there.
+COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
+EVERY_MART = MARTS + COMPOSITION_MARTS
 ROAD_CELLS_SHOES = 200
 ROAD_STATS_SHOES = 10_000
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
+# A round each outcome of a game with options settles like: its bets (player, banker) pay on the winner alone.
+_WON_BY = {"banker": Result(0, 1, 2, 2), "player": Result(1, 0, 2, 2), "tie": Result(0, 0, 2, 2)}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The exact figures a run is compared with: each outcome's chance, each bet's EV and variance."""
+
+    outcomes: dict[str, Fraction]  # banker, player, tie
+    bets: dict[str, BetOdds]
+
+
+def fixed_tableau_reference(rule_set: RuleSet) -> Reference:
+    odds = exact_odds(rule_set)
+    return Reference({name: odds.probability(name) for name in _OUTCOMES.values()}, odds.bets)
+
+
+def strategy_pair_reference(rule_set: RuleSet, strategies: StrategyPair) -> Reference:
+    """The exact value of the pair a run of a game with options played, each bet settled by its terms."""
+    value = pair_value(rule_set, rule_set.decks, strategies.player, strategies.banker)
+    chances = {"banker": value.banker_wins, "player": value.player_wins,
+               "tie": 1 - value.banker_wins - value.player_wins}
+    bets = {}
+    for kind, terms in rule_set.bets.items():
+        nets = {outcome: Fraction(BET_KINDS[kind].settle(terms, result)) for outcome, result in _WON_BY.items()}
+        ev = sum(chances[o] * nets[o] for o in chances)
+        bets[kind] = BetOdds(ev, sum(chances[o] * nets[o] ** 2 for o in chances) - ev * ev)
+    return Reference(chances, bets)
 
 
 @dataclass(frozen=True)
@@ -38,19 +73,39 @@ class RunInput:
         """The run's files of a table in shoe order, as the query engines take them."""
         return [self.out.reader_path(f["path"]) for f in run_files(self.record, table)]
 
+    def round_ev_files(self) -> list[str]:
+        """The run's committed files of the round_ev table (`baccarat composition`), as the query engines
+        take them, each checked against the contract; none for a run without round_ev rows."""
+        files = self.out.partition_files(contract("round_ev").table, self.run_id)
+        for entry in files:
+            _check_schema(self.out, entry["path"], "round_ev", tuple(self.record["bets"]))
+        return [self.out.reader_path(entry["path"]) for entry in files]
+
     @cached_property
-    def odds(self) -> Odds:
-        return exact_odds(self.rule_set)
+    def strategies(self) -> StrategyPair | None:
+        """The strategy pair the run played (a game with options), else None."""
+        document = self.record["parameters"].get("strategies")
+        return None if document is None else StrategyPair.from_document(document)
+
+    @cached_property
+    def reference(self) -> Reference:
+        if self.strategies is None:
+            return fixed_tableau_reference(self.rule_set)
+        return strategy_pair_reference(self.rule_set, self.strategies)
 
     def exact_outcomes(self) -> pa.Table:
         return pa.table({"outcome": list(_OUTCOMES),
-                         "probability": [float(self.odds.probability(name)) for name in _OUTCOMES.values()]})
+                         "probability": [float(self.reference.outcomes[name]) for name in _OUTCOMES.values()]})
 
     def exact_bets(self) -> pa.Table:
-        bets = list(self.odds.bets)
+        """Each bet's exact EV and SD, and the strategy pair they are the value of (null for a fixed tableau)."""
+        bets = list(self.reference.bets)
+        names = [None if self.strategies is None else getattr(self.strategies, side).name for side in ("player", "banker")]
         return pa.table({"position": list(range(len(bets))), "bet": bets,
-                         "ev": [float(self.odds.bets[b].ev) for b in bets],
-                         "sd": [self.odds.bets[b].sd for b in bets]})
+                         "ev": [float(self.reference.bets[b].ev) for b in bets],
+                         "sd": [self.reference.bets[b].sd for b in bets],
+                         "player_strategy": pa.array([names[0]] * len(bets), pa.string()),
+                         "banker_strategy": pa.array([names[1]] * len(bets), pa.string())})
 
     def checkpoints(self) -> pa.Table:
         """Log-spaced round counts 1, 2, 5, 10, 20, 50, ... up to the run's rounds, and the rounds."""
@@ -61,8 +116,8 @@ class RunInput:
         return pa.table({"rounds": sorted(points | {rounds})})
 
 
-def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...]) -> None:
-    expected = contract(table).arrow(bets)
+def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False) -> None:
+    expected = contract(table).arrow(bets, decisions=decisions)
     where = out.location(path)
     try:
         found = pq.read_schema(out.fs_path(path), filesystem=out.filesystem)
@@ -79,17 +134,16 @@ def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...]) -> N
 
 def load_run(out: Store, run_id: str) -> RunInput:
     """A committed run whose files all exist, match their checksums and follow the contracts."""
-    record = read_run(out, run_id)
-    if record is None:
-        raise BaccaratError(f"unknown run id {run_id!r}: no row in {out.location(RUNS)}")
-    try:
-        rule_set = RuleSet.model_validate(record["parameters"]["rules"])
-    except ValidationError as error:
-        raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
+    record, rule_set = read_committed_run(out, run_id)
     verify_files(out, record)
     for entry in record["files"]:
-        _check_schema(out, entry["path"], entry["table"], tuple(record["bets"]))
-    return RunInput(out, record, rule_set)
+        _check_schema(out, entry["path"], entry["table"], tuple(record["bets"]), rule_set.has_options)
+    run = RunInput(out, record, rule_set)
+    try:
+        checked_pair(rule_set, run.strategies)
+    except BaccaratError as error:
+        raise BaccaratError(f"run {run_id!r}: {error}") from None
+    return run
 
 
 def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:

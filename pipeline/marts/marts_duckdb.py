@@ -29,9 +29,13 @@ def rounds_views(run: RunInput) -> list[str]:
             "CREATE VIEW opening AS " + " UNION ALL ".join(opening)]
 
 
+def parquet_scan(paths: list[str]) -> str:
+    """read_parquet over files of a run, without the partition columns of their folders."""
+    return f"read_parquet([{', '.join(_quoted(path) for path in paths)}], hive_partitioning = false)"
+
+
 def shoes_view(run: RunInput) -> str:
-    files = ", ".join(_quoted(path) for path in run.files("shoes"))
-    return f"CREATE VIEW shoes AS SELECT * FROM read_parquet([{files}], hive_partitioning = false)"
+    return f"CREATE VIEW shoes AS SELECT * FROM {parquet_scan(run.files('shoes'))}"
 
 
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:

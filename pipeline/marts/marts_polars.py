@@ -126,7 +126,8 @@ def bet_performance(sessions: pl.LazyFrame, exact_bets: pl.LazyFrame) -> pl.Lazy
                     ev_ci_low=pl.col("ev") - half_width, ev_ci_high=pl.col("ev") + half_width,
                     sd="sd", exact_ev="exact_ev", exact_sd="exact_sd",
                     z_score=(pl.col("ev") - pl.col("exact_ev"))
-                    / (pl.col("exact_sd") / pl.col("rounds").cast(pl.Float64).sqrt())))
+                    / (pl.col("exact_sd") / pl.col("rounds").cast(pl.Float64).sqrt()),
+                    player_strategy="player_strategy", banker_strategy="banker_strategy"))
 
 
 def payout_variance(sessions: pl.LazyFrame) -> pl.LazyFrame:
@@ -276,7 +277,7 @@ def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame
 
 # --- the run ------------------------------------------------------------------------------------
 
-def _arrow(frame: pl.DataFrame) -> pa.Table:
+def arrow_table(frame: pl.DataFrame) -> pa.Table:
     """Arrow, with plain strings (as DuckDB gives) rather than Polars' large strings."""
     table = frame.to_arrow()
     schema = pa.schema([pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type)
@@ -316,7 +317,7 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     scanning = {
         "ev_convergence": ev_convergence(rounds, blocks_, checkpoints, exact_bets, nets),
     }
-    tables |= {name: _arrow(query.collect(engine="streaming")) for name, query in scanning.items()}
+    tables |= {name: arrow_table(query.collect(engine="streaming")) for name, query in scanning.items()}
     marts = {
         "outcome_summary": outcome_summary(totals, exact_outcomes),
         "streaks": streaks(groups, exact_outcomes),
@@ -328,5 +329,5 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
         "road_column_lengths": road_column_lengths(big, der),
         "road_patterns": road_patterns(big, der),
     }
-    tables |= {name: _arrow(frame) for name, frame in zip(marts, pl.collect_all(list(marts.values())))}
+    tables |= {name: arrow_table(frame) for name, frame in zip(marts, pl.collect_all(list(marts.values())))}
     return {name: tables[name] for name in MARTS}

@@ -2,7 +2,6 @@
 publish the DuckDB warehouse by building a new local file and renaming it over the old one."""
 
 import os
-import re
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +12,8 @@ import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.marts.inputs import MARTS, RunInput, load_run
+from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
+from pipeline.marts.warehouse import sql_list, sql_string
 from pipeline.runs import committed_runs, read_run, run_files
 from pipeline.schemas import contract
 from pipeline.storage import TEMPORARY_PREFIX, Store
@@ -36,23 +36,31 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
 
 
 def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
-    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole."""
+    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole. A
+    composition mart missing from `tables` (the run has no round_ev rows) keeps none of the run's rows."""
     built = int(datetime.now(UTC).timestamp() * 1000)
-    for name in MARTS:
-        table = contract(name).table
-        run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
-                                 conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
-                                 (f"baccarat-marts:{run.run_id}", built))
+    for name in EVERY_MART:
+        if name in tables:
+            table = contract(name).table
+            run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
+                                     conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
+                                     (f"baccarat-marts:{run.run_id}", built))
+        elif name in COMPOSITION_MARTS:
+            _drop(run.out, name, run.run_id, built)
 
 
 def drop_marts(out: Store, run_id: str) -> None:
     """Remove a run's rows from every mart: they describe a run that an overwrite replaced."""
     dropped = int(datetime.now(UTC).timestamp() * 1000)
-    for name in MARTS:
-        table = contract(name).table
-        if run_id in out.run_ids(table):
-            out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
-                                 (f"baccarat-marts:{run_id}", dropped))
+    for name in EVERY_MART:
+        _drop(out, name, run_id, dropped)
+
+
+def _drop(out: Store, name: str, run_id: str, when: int) -> None:
+    table = contract(name).table
+    if run_id in out.run_ids(table):
+        out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
+                             (f"baccarat-marts:{run_id}", when))
 
 
 def shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
@@ -65,8 +73,9 @@ def shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.D
             .filter(pl.col("shoe_id") == shoe_id).select(columns).sort("round").collect())
 
 
-def _parquet_list(paths: list[str]) -> str:
-    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+# The oldest storage version DuckDB 2.0 writes, which DuckDB 1.0 and later read; DuckDB 2.0's default,
+# v2.0.0, no DuckDB 1.x can open ("Trying to read a database file with version number 69").
+STORAGE_VERSION = "v1.0.0"
 
 
 def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
@@ -85,17 +94,19 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     building = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.{uuid.uuid4().hex}.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with out.duckdb_connection(str(building)) as con:
-            for name in MARTS:
+        with out.duckdb_connection() as con:
+            con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
+            con.execute("USE warehouse")
+            for name in EVERY_MART:
                 files = [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
                 columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
-                source = (f"(SELECT {columns} FROM read_parquet({_parquet_list(files)}, hive_partitioning = true, "
+                source = (f"(SELECT {columns} FROM read_parquet({sql_list(files)}, hive_partitioning = true, "
                           "union_by_name = true))" if files else _empty(name))
                 con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
             if out.is_local:
                 for table in ("rounds", "shoes"):
                     files = [out.reader_path(f["path"]) for run_id in runs for f in run_files(records[run_id], table)]
-                    source = (f"read_parquet({_parquet_list(files)}, hive_partitioning = true, union_by_name = true)"
+                    source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
                               if files else _empty(table))
                     con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
         os.replace(building, target)
@@ -105,49 +116,6 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     finally:
         building.unlink(missing_ok=True)
     return target, left_out
-
-
-READER_STATEMENTS = ("SELECT", "EXPLAIN")
-_QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
-
-
-def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
-    """The published warehouse for readers: read-only, reading no file but those its views name, with
-    no extension to install or load and its settings locked; or a one-line error."""
-    if not Path(path).is_file():
-        raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
-    try:
-        con = duckdb.connect(str(path), read_only=True, config={"autoinstall_known_extensions": "false",
-                                                                "autoload_known_extensions": "false"})
-        views = " ".join(sql for (sql,) in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall())
-        files = sorted({match.replace("''", "'") for match in _QUOTED_PARQUET.findall(views)})
-        con.execute(f"SET allowed_paths = {_parquet_list(files)}")
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
-    except duckdb.Error as error:
-        raise BaccaratError(f"warehouse {path} cannot be opened: {str(error).strip().splitlines()[0]}") from None
-    return con
-
-
-def read_query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation | None:
-    """Run a reader's SQL on the warehouse: queries only (SELECT, EXPLAIN); any other statement is
-    refused before anything runs."""
-    try:
-        statements = con.extract_statements(sql)
-        for statement in statements:
-            if statement.type.name not in READER_STATEMENTS:
-                raise BaccaratError(f"{statement.type.name} statements are refused: the warehouse is read-only "
-                                    "and queries may only read (SELECT, EXPLAIN)")
-        return con.sql(sql)
-    except duckdb.Error as error:
-        raise BaccaratError(error_with_hint(error)) from None
-
-
-def error_with_hint(error: duckdb.Error) -> str:
-    """DuckDB's first line, and its hint ("Did you mean ...", "Candidate bindings: ...") on the same line."""
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    hints = [line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))]
-    return " ".join(lines[:1] + hints)
 
 
 def _empty(name: str) -> str:

@@ -9,7 +9,9 @@ import duckdb
 import polars as pl
 
 from pipeline.errors import BaccaratError
-from pipeline.marts.publish import open_warehouse, shoe_rounds
+from pipeline.marts.publish import shoe_rounds
+from pipeline.marts.warehouse import open_warehouse
+from pipeline.report.composition import composition_section
 from pipeline.report.page import assemble_page
 from pipeline.runs import read_run, read_runs
 from pipeline.storage import TEMPORARY_PREFIX, Store
@@ -22,12 +24,27 @@ MARTS = {
     "streaks": "SELECT * FROM streaks WHERE run_id = ? ORDER BY side, length",
     "road_patterns": "SELECT * FROM road_patterns WHERE run_id = ? ORDER BY condition, pattern",
 }
+COMPOSITION = {
+    "advantage_by_depth": "SELECT * FROM advantage_by_depth WHERE run_id = ? ORDER BY bet, unseen_low",
+    "perfect_play": "SELECT * FROM perfect_play WHERE run_id = ? ORDER BY bet",
+    "count_efficiency": ("SELECT * FROM count_efficiency WHERE run_id = ? "
+                         "ORDER BY count_system, bet, direction, trigger"),
+}
 SHOE_CELLS = "SELECT * FROM road_cells WHERE run_id = ? AND shoe_id = ? ORDER BY road, seq"
 SHOE_ROUND_COLUMNS = ["round", "outcome", "player_pair", "banker_pair"]
 
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list) -> pl.DataFrame:
     return con.sql(sql, params=parameters).pl()
+
+
+def _composition(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, pl.DataFrame]:
+    """The run's composition marts, or none: a run without round_ev rows has no rows there, and a
+    warehouse published before these marts existed has no such tables."""
+    tables = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if not set(COMPOSITION) <= tables:
+        return {}
+    return {name: _frame(con, sql, [run_id]) for name, sql in COMPOSITION.items()}
 
 
 def _newest(out: Store, runs: list[str]) -> str:
@@ -52,7 +69,7 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
                 run_id = _newest(out, runs)
             elif run_id not in runs:
                 raise BaccaratError(f"run {run_id!r} is not in the warehouse {path}; it holds: {', '.join(runs)}")
-            data = {name: _frame(con, sql, [run_id]) for name, sql in MARTS.items()}
+            data = {name: _frame(con, sql, [run_id]) for name, sql in MARTS.items()} | _composition(con, run_id)
             drawn = [s for (s,) in con.execute("SELECT DISTINCT shoe_id FROM road_cells WHERE run_id = ? "
                                                "ORDER BY shoe_id", [run_id]).fetchall()]
             if shoe_id is None:
@@ -68,7 +85,7 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     data["shoe_rounds"] = shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
     try:
-        _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id))
+        _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id, composition_section(data)))
     except OSError as error:
         raise BaccaratError(f"cannot write the report {target}: {error.strerror or error}") from None
     return Path(target)

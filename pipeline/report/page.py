@@ -301,8 +301,10 @@ def chart_cards(data: dict[str, pl.DataFrame], shoe_id: int | None) -> dict[str,
     }
 
 
-def assemble_page(run_id: str, run: dict | None, data: dict[str, pl.DataFrame], shoe_id: int | None) -> str:
-    """The whole page: plotly.js inlined once in the head, then the header, key figures, charts, tables."""
+def assemble_page(run_id: str, run: dict | None, data: dict[str, pl.DataFrame], shoe_id: int | None,
+                  sections: str = "") -> str:
+    """The whole page: plotly.js inlined once in the head, then the header, key figures, charts, tables,
+    and `sections` (HTML) below them."""
     summary, bets = data["outcome_summary"], data["bet_performance"]
     charts = chart_cards(data, shoe_id)
     tables = card("The figures", "From outcome_summary and bet_performance; orange z: |z| > 2.",
@@ -318,7 +320,7 @@ def assemble_page(run_id: str, run: dict | None, data: dict[str, pl.DataFrame], 
         "<script type=\"text/javascript\">window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
         f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
         f"{header(run_id, run, summary)}<main>{kpis(summary, bets)}"
-        f"<div class=\"grid\">{''.join(order)}</div></main>"
+        f"<div class=\"grid\">{''.join(order)}</div>{sections}</main>"
         f"<script type=\"text/javascript\">{RESIZE}</script>"
         "<footer>Built by baccarat-pipeline from warehouse.duckdb · one self-contained file: opens with no network"
         "</footer>"

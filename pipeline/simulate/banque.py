@@ -1,10 +1,10 @@
 """Baccarat banque rounds: the compiled loop and the Arrow batch of schemas/banque_rounds.yaml.
 
 Each shoe is shuffled by pipeline.simulate.kernel's xoshiro256** stream for (seed, shoe_id), and
-every mixed decision draws from that same stream after the shuffle, so a run is deterministic.
-`decks = 0` deals with replacement instead (the model of the exact values): each card is a draw
-from the stream, and a "shoe" is `rounds_per_stream` rounds. Where a probability p/q is mixed, the
-hand draws iff a uniform integer below q is below p (exact for q <= 2**32).
+every mixed decision draws from that same stream after the shuffle (kernel.draw_choice, as in
+chemin de fer), so a run is deterministic. `decks = 0` deals with replacement instead (the model of
+the infinite deck): each card is a uniform draw from the stream, and a "shoe" is
+`rounds_per_stream` rounds.
 
 The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, hand 2, Banker;
 then the third cards of hand 1, hand 2 and the Banker.
@@ -15,7 +15,6 @@ import json
 import time
 from dataclasses import dataclass
 from decimal import Decimal
-from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +30,7 @@ from pipeline.games.value import INFINITE, shoe_of
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.schemas import contract
 from pipeline.simulate.job import part_name
-from pipeline.simulate.kernel import NO_CARD, next_below, rng_seed, shuffle_stream
+from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
 
@@ -40,24 +39,14 @@ NO_DECISION, STOOD, DREW = -1, 0, 1
 BANKER_WINS, PLAYER_WINS, TIE = 0, 1, 2
 OUTCOME_CODES = ("B", "P", "T")
 DECISION_CODES = ("stand", "draw")
-MOST_DENOMINATOR = 2**32
 NET_SCALE = 10**6  # nets in millionths: theta has 4 decimals, the commission 2
 TABLE = "banque_rounds"
 SHOES_PER_FILE = 4096
 
 
-@njit(inline="always")
-def _chooses(numerator, denominator, s0, s1, s2, s3):
-    """Draw with probability numerator / denominator, from the stream when the choice is mixed."""
-    if denominator == 1:
-        return numerator == 1, s0, s1, s2, s3
-    u, s0, s1, s2, s3 = next_below(denominator, s0, s1, s2, s3)
-    return u < numerator, s0, s1, s2, s3
-
-
 @njit(cache=True)
 def deal_banque_shoes(seed, first_shoe, shoes, decks, rounds_per_stream, burn, ten_value_burns, cut_from_end,
-                      extra_round, player_options, player_num, player_den, banker_num, banker_den):
+                      extra_round, player_options, player_chances, banker_chances):
     """Deal shoes first_shoe .. first_shoe + shoes - 1.
 
     Returns (shoe_id, round, cards int8[9, n]: hand 1's three, hand 2's three, the Banker's three,
@@ -85,12 +74,12 @@ def deal_banque_shoes(seed, first_shoe, shoes, decks, rounds_per_stream, burn, t
             shoe = np.empty(size, dtype=np.int8)
             for i in range(size):
                 shoe[i] = i % 52
-            s0, s1, s2, s3 = shuffle_stream(shoe, rng_seed(seed, sid))
+            stream = shuffle(shoe, rng_seed(seed, sid))
         else:
-            s0, s1, s2, s3 = shuffle_stream(np.empty(0, dtype=np.int8), rng_seed(seed, sid))
+            stream = shuffle(np.empty(0, dtype=np.int8), rng_seed(seed, sid))
             shoe = np.empty(size, dtype=np.int8)
             for i in range(size):
-                code, s0, s1, s2, s3 = next_below(52, s0, s1, s2, s3)
+                code, stream = next_below(52, stream)
                 shoe[i] = code
         p = 0
         if burn and decks > 0:
@@ -114,8 +103,7 @@ def deal_banque_shoes(seed, first_shoe, shoes, decks, rounds_per_stream, burn, t
                     column[hand] = NATURAL_PAID
                     if natural[hand]:
                         continue
-                    draws, s0, s1, s2, s3 = _chooses(player_num[hand, total[hand]], player_den[hand, total[hand]],
-                                                     s0, s1, s2, s3)
+                    draws, stream = draw_choice(player_chances[hand, total[hand]], stream)
                     if player_options[total[hand]]:
                         decisions[hand, n] = DREW if draws else STOOD
                     column[hand] = PLAYER_STOOD
@@ -124,8 +112,7 @@ def deal_banque_shoes(seed, first_shoe, shoes, decks, rounds_per_stream, burn, t
                         p += 1
                         column[hand] = values[shoe[p - 1]]
                         total[hand] = (total[hand] + column[hand]) % 10
-                draws, s0, s1, s2, s3 = _chooses(banker_num[total[2], column[0], column[1]],
-                                                 banker_den[total[2], column[0], column[1]], s0, s1, s2, s3)
+                draws, stream = draw_choice(banker_chances[total[2], column[0], column[1]], stream)
                 decisions[2, n] = DREW if draws else STOOD
                 if draws:
                     cards[8, n] = shoe[p]
@@ -148,16 +135,6 @@ def deal_banque_shoes(seed, first_shoe, shoes, decks, rounds_per_stream, burn, t
     return shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcomes[:, :n], decisions[:, :n]
 
 
-def _exact_integers(probabilities: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Fractions as int64 numerators and denominators, the denominators at most 2**32."""
-    flat = [Fraction(p) for p in probabilities.ravel()]
-    if any(p.denominator > MOST_DENOMINATOR for p in flat):
-        raise BaccaratError(f"{what}: a probability's denominator is over 2**32, which the simulator cannot draw exactly")
-    numerators = np.array([p.numerator for p in flat], dtype=np.int64).reshape(probabilities.shape)
-    denominators = np.array([p.denominator for p in flat], dtype=np.int64).reshape(probabilities.shape)
-    return numerators, denominators
-
-
 @dataclass(frozen=True)
 class BanqueDealer:
     """A banque rule set and profile, as the kernel's arguments; `decks` 0 deals with replacement."""
@@ -170,10 +147,9 @@ class BanqueDealer:
     def kernel_arguments(self) -> tuple:
         """deal_banque_shoes' arguments after (seed, first_shoe, shoes)."""
         r = self.rule_set
-        player = _exact_integers(self.profile.player_draw, "a Player strategy")
-        banker = _exact_integers(self.profile.banker_draw, "the Banker's policy")
         return (self.decks, self.rounds_per_stream, r.burn.enabled, r.burn.ten_value_burns, r.cut_card.cards_from_end,
-                r.cut_card.extra_round, r.draw.player_options, *player, *banker)
+                r.cut_card.extra_round, r.draw.player_options, self.profile.player_draw.astype(np.float64),
+                self.profile.banker_draw.astype(np.float64))
 
     def deal(self, seed: int, first_shoe: int, shoes: int) -> pa.Table:
         """The banque_rounds rows of shoes first_shoe .. first_shoe + shoes - 1."""

@@ -7,29 +7,43 @@ import pyarrow as pa
 
 from pipeline.bets import BET_KINDS, RESULT_STATES, net_cents_table
 from pipeline.schemas import contract
-from pipeline.simulate.kernel import NO_CARD, OUTCOME_CODES, PAIRS_BASIS, RESULT_BASIS, deal_shoes
+from pipeline.simulate.decisions import StrategyPair, checked_pair, draw_chances
+from pipeline.simulate.kernel import (
+    DECISION_CODES,
+    NO_CARD,
+    NO_DECISION,
+    OUTCOME_CODES,
+    PAIRS_BASIS,
+    RESULT_BASIS,
+    deal_shoes,
+)
 from pipeline.tables import RuleSet
 
 _OUTCOMES = pa.array(OUTCOME_CODES, type=pa.string())
+_DECISIONS = pa.array(DECISION_CODES, type=pa.string())
+DICTIONARY_COLUMNS = ("outcome", "player_option", "banker_option")  # few values: dictionary-encoded in transit
 
 
 @dataclass(frozen=True)
 class Dealer:
-    """Everything the kernel needs from a rule set, as arrays, built once per task."""
+    """Everything the kernel needs from a rule set (and, in a game with options, the strategy pair it
+    plays), as arrays, built once per task."""
 
     rule_set: RuleSet
     net_tables: np.ndarray
     net_basis: np.ndarray
+    player_chances: np.ndarray
+    banker_chances: np.ndarray
 
     @classmethod
-    def of(cls, rule_set: RuleSet) -> "Dealer":
+    def of(cls, rule_set: RuleSet, strategies: StrategyPair | None = None) -> "Dealer":
         tables = np.zeros((len(rule_set.bets), len(RESULT_STATES)), dtype=np.int64)
         basis = np.empty(len(rule_set.bets), dtype=np.int8)
         for row, (kind, terms) in enumerate(rule_set.bets.items()):
             cents = net_cents_table(kind, terms)
             tables[row, : len(cents)] = cents
             basis[row] = RESULT_BASIS if BET_KINDS[kind].basis == "result" else PAIRS_BASIS
-        return cls(rule_set, tables, basis)
+        return cls(rule_set, tables, basis, *draw_chances(rule_set, checked_pair(rule_set, strategies)))
 
     @property
     def bets(self) -> tuple[str, ...]:
@@ -39,17 +53,17 @@ class Dealer:
         """deal_shoes' arguments after (seed, first_shoe, shoes)."""
         r = self.rule_set
         return (r.decks, r.burn.enabled, r.burn.ten_value_burns, r.cut_card.cards_from_end,
-                r.cut_card.extra_round, r.draw.player_draws, r.draw.banker_draws,
-                self.net_tables, self.net_basis)
+                r.cut_card.extra_round, self.player_chances, self.banker_chances, r.draw.player_options,
+                r.draw.banker_options, self.net_tables, self.net_basis)
 
     def deal(self, seed: int, first_shoe: int, shoes: int) -> tuple[pa.Table, pa.Table]:
         """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1."""
         out = deal_shoes(seed, first_shoe, shoes, *self.kernel_arguments())
-        return self._rounds(*out[:10]), self._shoes(*out[10:])
+        return self._rounds(*out[:11]), self._shoes(*out[11:])
 
     def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, big_road_column,
-                streak_index, nets) -> pa.Table:
-        schema = contract("rounds").arrow(self.bets)
+                streak_index, nets, decisions) -> pa.Table:
+        schema = contract("rounds").arrow(self.bets, decisions=self.rule_set.has_options)
         n = len(shoe_id)
         card_columns = [pa.array(cards[i], mask=cards[i] == NO_CARD) if i in (2, 5) else pa.array(cards[i])
                         for i in range(6)]
@@ -62,7 +76,10 @@ class Dealer:
             *(pa.array(flags[i]) for i in range(4)),
             pa.array(cards_left), pa.array(big_road_column), pa.array(streak_index), *net_columns,
         ]
-        return pa.Table.from_arrays(columns, schema=_with_dictionary_outcome(schema))
+        if self.rule_set.has_options:
+            columns += [pa.DictionaryArray.from_arrays(pa.array(side, mask=side == NO_DECISION), _DECISIONS)
+                        for side in decisions]
+        return pa.Table.from_arrays(columns, schema=_with_dictionary_columns(schema))
 
     def _shoes(self, info: np.ndarray, counts: np.ndarray, net_sums: np.ndarray) -> pa.Table:
         schema = contract("shoes").arrow(self.bets)
@@ -84,7 +101,10 @@ def _decimals(decimal: pa.DataType, cents: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(decimal, len(cents), [None, pa.py_buffer(layout)])
 
 
-def _with_dictionary_outcome(schema: pa.Schema) -> pa.Schema:
-    """The outcome column travels dictionary-encoded (3 values) and is stored as plain strings."""
-    index = schema.get_field_index("outcome")
-    return schema.set(index, schema.field(index).with_type(pa.dictionary(pa.int8(), pa.string())))
+def _with_dictionary_columns(schema: pa.Schema) -> pa.Schema:
+    """The outcome and decision columns travel dictionary-encoded (2 or 3 values); read back, they are
+    plain strings."""
+    for name in DICTIONARY_COLUMNS:
+        if (index := schema.get_field_index(name)) >= 0:
+            schema = schema.set(index, schema.field(index).with_type(pa.dictionary(pa.int8(), pa.string())))
+    return schema

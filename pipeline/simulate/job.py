@@ -7,18 +7,14 @@ the run's row in `runs`, last.
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
-import builtins
 import contextlib
 import hashlib
 import json
 import os
-import re
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from math import ceil
 
 import pyarrow.parquet as pq
 
@@ -27,9 +23,10 @@ from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
-from pipeline.simulate import progress
 from pipeline.simulate.batch import Dealer
+from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import StorageError, Store
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
 from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
@@ -39,7 +36,6 @@ MAX_SEED = 2**64 - 1
 # driver's memory stays bounded (it holds one range a task).
 MAX_SHOES = 10**10
 MAX_PARTITIONS = 1_000_000
-REPORT_SECONDS = 0.1
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
 
 
@@ -52,18 +48,21 @@ class Plan:
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+    strategies: StrategyPair | None = None  # the pair played in a game with options, else None
 
     def __post_init__(self):
-        simulable(self.rule_set)
+        checked_pair(self.rule_set, self.strategies)
 
     def ranges(self) -> list[tuple[int, int]]:
         """Contiguous shoe ranges [first, last), one per task and file."""
-        size = ceil(self.shoes / min(self.partitions, self.shoes))
-        return [(first, min(first + size, self.shoes)) for first in range(0, self.shoes, size)]
+        return shoe_ranges(self.shoes, self.partitions)
 
     def parameters(self) -> dict:
         """What determines the content; two runs with equal parameters hold equal rows."""
-        return {"rules": self.rule_set.model_dump(mode="json"), "seed": self.seed, "shoes": self.shoes}
+        parameters = {"rules": self.rule_set.model_dump(mode="json"), "seed": self.seed, "shoes": self.shoes}
+        if self.strategies is not None:
+            parameters["strategies"] = self.strategies.document()
+        return parameters
 
     def content_key(self) -> str:
         """Part of every file name: runs with other parameters never write over each other's files
@@ -71,17 +70,8 @@ class Plan:
         return hashlib.sha256(json.dumps(self.parameters(), sort_keys=True).encode()).hexdigest()[:12]
 
 
-def simulable(rule_set: RuleSet) -> RuleSet:
-    """The simulator plays fixed tableaux only, for now."""
-    return rule_set.check_fixed_tableau("simulating the players' decisions is not built yet")
-
-
 def default_partitions(shoes: int, parallelism: int) -> int:
-    return max(1, min(shoes, max(parallelism, ceil(shoes / SHOES_PER_TASK))))
-
-
-def part_name(first: int, last: int, key: str) -> str:
-    return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
+    return partitions_for(shoes, parallelism, SHOES_PER_TASK)
 
 
 class SimulationFailed(BaccaratError):
@@ -100,7 +90,7 @@ def _task_attempt() -> int:
 def write_range(plan: Plan, first: int, last: int, report_batch: Callable[[int, int], None] | None = None) -> dict:
     """Deal shoes [first, last) and write their rounds and shoes files; runs inside a Spark task.
     report_batch(shoes, rounds), if given, hears the range's counts so far after each batch written."""
-    dealer = Dealer.of(plan.rule_set)
+    dealer = Dealer.of(plan.rule_set, plan.strategies)
     name = part_name(first, last, plan.content_key())
     outcomes = {"B": 0, "P": 0, "T": 0}
     rows = {"rounds": 0, "shoes": 0}
@@ -165,33 +155,11 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     started = datetime.now(UTC)
     ranges = plan.ranges()
     context = spark.sparkContext
-    shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
-    listener = progress.Listener.for_spark(context, [last - first for first, last in ranges])
-    address = listener.address
-
-    def task(indexed_range):
-        index, (first, last) = indexed_range
-        with progress.TaskProgress(address, index) as report_batch:
-            result = write_range(plan, first, last, report_batch)
-        shoes_done.add(last - first)
-        rounds_done.add(sum(result["outcomes"].values()))
-        return result
-
-    def report():
-        listener.drain()
-        if on_progress is not None:
-            on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
-
-    tasks = context.parallelize(list(enumerate(ranges)), len(ranges)).map(task)
-    try:
-        with listener:
-            results = _collect_reporting(tasks, report)
-    except Exception as error:
-        message = _os_error_message(str(error))
-        if message is None:
-            raise  # not an I/O failure: a bug, shown with its traceback
-        raise SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
-                               f"{plan.out}: {message}") from None
+    results = run_ranges(
+        context, ranges, lambda first, last, report_batch: write_range(plan, first, last, report_batch),
+        lambda result: sum(result["outcomes"].values()), on_progress,
+        lambda message: SimulationFailed(f"run {plan.run_id!r} was not committed: a task failed writing under "
+                                         f"{plan.out}: {message}"))
     for table in DATA_TABLES:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
@@ -224,37 +192,3 @@ def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None
     except StorageError as error:
         raise SimulationFailed(f"run {plan.run_id!r} was not committed: {error}") from None
     return record
-
-
-_EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
-
-
-def _os_error_message(text: str) -> str | None:
-    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
-    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
-    lines = _EXCEPTION_LINE.findall(text)
-    if not lines:
-        return None
-    name, message = lines[-1]
-    kind = getattr(builtins, name, None)
-    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
-
-
-def _collect_reporting(tasks, report: Callable[[], None]) -> list[dict]:
-    """collect() in a thread, so that the driver's main thread can report progress meanwhile."""
-    outcome: dict = {}
-
-    def collect():
-        try:
-            outcome["results"] = tasks.collect()
-        except BaseException as error:  # re-raised on the driver's main thread below
-            outcome["error"] = error
-
-    worker = threading.Thread(target=collect, daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(REPORT_SECONDS)
-        report()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["results"]

@@ -5,10 +5,15 @@ Vigna, 2018; passes BigCrush and PractRand), whose 256-bit state is filled with
 four outputs of splitmix64 started at rng_seed(S, i), as xoshiro's authors
 recommend. rng_seed depends on (S, i) alone, so a shoe deals the same cards
 whatever partition, task attempt or machine deals it. The shuffle is
-Fisher-Yates with Lemire's unbiased bounded integers (Lemire, 2019).
+Fisher-Yates with Lemire's unbiased bounded integers (Lemire, 2019). A mixed
+drawing decision (chemin de fer) takes the next output of the same shoe's stream,
+after the shuffle, so it too depends on (S, i) alone; fixed cells and pure choices
+take none, so a game without mixed choices draws exactly the shuffle's numbers.
 
 The drawing rules and every bet's settlement arrive as lookup tables built from
-conf/ by pipeline.rules and pipeline.bets; nothing about the game is written here.
+conf/ by pipeline.rules, pipeline.games.strategies and pipeline.bets: the chance of
+drawing at each cell (0 or 1 where the table or a pure choice decides), the cells
+where a player chooses, and the nets; nothing about the game is written here.
 """
 
 import numpy as np
@@ -20,8 +25,11 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _MASK32 = np.uint64(0xFFFFFFFF)
+_UNIT = 2.0**-53  # 53 random bits as a float in [0, 1)
 NO_CARD = -1
 OUTCOME_CODES = ("B", "P", "T")  # outcome column values 0, 1, 2
+DECISION_CODES = ("stand", "draw")  # decision column values 0, 1; NO_DECISION where no option arose
+NO_DECISION = -1
 RESULT_BASIS, PAIRS_BASIS = 0, 1
 SHOE_TOTALS = ("banker_wins", "player_wins", "ties", "naturals", "player_pairs", "banker_pairs",
                "longest_banker_streak", "longest_player_streak", "longest_tie_streak", "big_road_columns")
@@ -46,66 +54,88 @@ def rng_seed(seed, shoe_id):
 
 
 @njit(inline="always")
-def next_below(bound, s0, s1, s2, s3):
-    """One xoshiro256** step: an unbiased integer in [0, bound) for bound <= 2**32 (Lemire: multiply
-    32 random bits by the bound, reject the biased low part), and the stream's next state."""
+def _next(stream):
+    """xoshiro256**: the next 64-bit output of `stream` (a tuple of its four state words), and the
+    stream after it."""
+    s0, s1, s2, s3 = stream
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return result, (s0, s1, s2, s3)
+
+
+@njit(inline="always")
+def next_below(bound, stream):
+    """An unbiased integer in [0, bound) for bound <= 2**32 (Lemire: multiply 32 random bits by the
+    bound, reject the biased low part), and the stream after it."""
     bound = np.uint64(bound)
     while True:
-        result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
-        t = s1 << np.uint64(17)
-        s2 ^= s0
-        s3 ^= s1
-        s1 ^= s2
-        s0 ^= s3
-        s2 ^= t
-        s3 = _rotl(s3, 45)
+        result, stream = _next(stream)
         m = (result >> np.uint64(32)) * bound
         low = m & _MASK32
         if low >= bound or low >= ((np.uint64(1) << np.uint64(32)) - bound) % bound:
-            return m >> np.uint64(32), s0, s1, s2, s3
+            return m >> np.uint64(32), stream
 
 
 @njit(cache=True)
-def shuffle_stream(cards, start):
-    """Shuffle `cards` in place: Fisher-Yates driven by xoshiro256** seeded from splitmix64 `start`;
-    returns the stream's state after the shuffle, for the shoe's further random draws."""
+def shuffle(cards, start):
+    """Shuffle `cards` in place: Fisher-Yates driven by xoshiro256** seeded from splitmix64 `start`.
+    Returns the stream where the shuffle left it: the shoe's decisions draw from it next."""
     x = np.uint64(start)
     s = np.empty(4, dtype=np.uint64)
     for k in range(4):
         x += _GOLDEN
         s[k] = _mix64(x)
-    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+    stream = (s[0], s[1], s[2], s[3])
     for i in range(len(cards) - 1, 0, -1):
-        j, s0, s1, s2, s3 = next_below(i + 1, s0, s1, s2, s3)
+        j, stream = next_below(i + 1, stream)
         cards[i], cards[j] = cards[j], cards[i]
-    return s0, s1, s2, s3
+    return stream
+
+
+@njit(inline="always")
+def draw_choice(chance, stream):
+    """Whether a hand draws with probability `chance`, and the stream after: a chance of 0 or 1 (every
+    fixed cell, every pure choice) takes no random number, so only mixed choices move the stream."""
+    if chance == 0.0 or chance == 1.0:
+        return chance == 1.0, stream
+    result, stream = _next(stream)
+    return (result >> np.uint64(11)) * _UNIT < chance, stream
 
 
 @njit(cache=True)
-def shuffle(cards, start):
-    """Shuffle `cards` in place, as shuffle_stream does."""
-    shuffle_stream(cards, start)
+def _new_shoe(decks):
+    cards = np.empty(decks * 52, dtype=np.int8)
+    for i in range(decks * 52):
+        cards[i] = i % 52
+    return cards
 
 
 @njit(cache=True)
 def shuffled_shoe(start, decks):
     """The shoe dealt from splitmix64 start `start`: decks * 52 card codes in dealing order."""
-    cards = np.empty(decks * 52, dtype=np.int8)
-    for i in range(decks * 52):
-        cards[i] = i % 52
+    cards = _new_shoe(decks)
     shuffle(cards, start)
     return cards
 
 
 @njit(cache=True)
 def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_end, extra_round,
-               player_draws, banker_draws, net_tables, net_basis):
+               player_chances, banker_chances, player_options, banker_options, net_tables, net_basis):
     """Deal shoes first_shoe .. first_shoe + shoes - 1.
 
-    Returns (shoe_id, round, cards, totals, outcome, flags, cards_left, big_road_column,
-    streak_index, nets, shoe_info) where cards is int8[6, n] (P1 P2 P3 B1 B2 B3,
-    NO_CARD where not dealt), totals int8[2, n], flags bool[4, n] (naturals, pairs),
-    nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout),
+    player_chances[total] and banker_chances[card a, card b, column] are the chances of drawing
+    (float64); player_options[total] and banker_options[total, column] mark the cells where a
+    player chooses. Returns (shoe_id, round, cards, totals, outcome, flags, cards_left,
+    big_road_column, streak_index, nets, decisions, shoe_info) where cards is int8[6, n] (P1 P2 P3
+    B1 B2 B3, NO_CARD where not dealt), totals int8[2, n], flags bool[4, n] (naturals, pairs),
+    nets int64[bets, n, 2] as little-endian 128-bit cents (the Arrow decimal layout), decisions
+    int8[2, n] the Player's and the Banker's choice (DECISION_CODES, NO_DECISION where none arose),
     shoe_info int64[7, shoes]: shoe_id, rng_seed (as bits), burn card, cards burned, rounds,
     cards used, cut card round; counts int64[10, shoes], the SHOE_TOTALS of each shoe; and
     net_sums int64[bets, shoes], each shoe's net cents per bet.
@@ -122,6 +152,7 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     cards_left = np.empty(capacity, dtype=np.int16)
     big_road_column = np.empty(capacity, dtype=np.int16)
     streak_index = np.empty(capacity, dtype=np.int16)
+    decisions = np.full((2, capacity), NO_DECISION, dtype=np.int8)
     state = np.empty(capacity, dtype=np.int16)
     pair_state = np.empty(capacity, dtype=np.int8)
     shoe_info = np.empty((7, shoes), dtype=np.int64)
@@ -131,7 +162,8 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     for k in range(shoes):
         sid = first_shoe + k
         start = rng_seed(seed, sid)
-        shoe = shuffled_shoe(start, decks)
+        shoe = _new_shoe(decks)
+        stream = shuffle(shoe, start)
         p = 0
         burn_card = NO_CARD
         burned = 0
@@ -160,12 +192,18 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             flags[1, n] = bt >= 8
             if pt < 8 and bt < 8:
                 banker_column = 10  # the banker table's column: "player stood"
-                if player_draws[pt]:
+                draws, stream = draw_choice(player_chances[pt], stream)
+                if player_options[pt]:
+                    decisions[0, n] = draws
+                if draws:
                     p3 = shoe[p]
                     p += 1
                     banker_column = values[p3]
                     pt = (pt + banker_column) % 10
-                if banker_draws[bt, banker_column]:
+                draws, stream = draw_choice(banker_chances[values[c1], values[c3], banker_column], stream)
+                if banker_options[bt, banker_column]:
+                    decisions[1, n] = draws
+                if draws:
                     b3 = shoe[p]
                     p += 1
                     bt = (bt + values[b3]) % 10
@@ -219,5 +257,6 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             nets[b, i, 1] = cents >> 63
             net_sums[b, shoe_id[i] - first_shoe] += cents
     return (shoe_id[:n], round_no[:n], cards[:, :n], totals[:, :n], outcome[:n], flags[:, :n],
-            cards_left[:n], big_road_column[:n], streak_index[:n], nets, shoe_info, counts, net_sums)
+            cards_left[:n], big_road_column[:n], streak_index[:n], nets, decisions[:, :n], shoe_info, counts,
+            net_sums)
 

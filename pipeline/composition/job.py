@@ -1,0 +1,185 @@
+"""The composition job: Spark schedules ranges of a committed run's shoes as tasks; each task reads its
+shoes' rows from the run's committed rounds and shoes files, computes the unseen composition before
+every round, each bet's exact EV and each count system's counts, and writes one Parquet file; the
+driver commits every file to OUT/round_ev in one Delta transaction, in place of the run's earlier rows.
+"""
+
+import contextlib
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.bets import BET_KINDS
+from pipeline.composition.counts import CountSystem, count_systems_for
+from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
+from pipeline.composition.kernel import round_evs
+from pipeline.errors import BaccaratError
+from pipeline.runs import read_committed_run, run_files, verify_files
+from pipeline.schemas import contract
+from pipeline.storage import PARTITION, StorageError, Store
+from pipeline.tables import RuleSet
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
+
+ROUND_EV = "round_ev"
+SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes
+SHOES_PER_TASK = 10_000  # the exact EVs cost far more per shoe than dealing: smaller tasks than simulate's
+
+
+class CompositionFailed(BaccaratError):
+    """round_ev could not be written (a task's or the commit's OSError): nothing was committed."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    run: dict  # the committed run's record
+    rule_set: RuleSet
+    shoes: int  # the run's first `shoes` shoes
+    counts: tuple[CountSystem, ...]
+    out: Store
+    partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
+    job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+
+    @property
+    def run_id(self) -> str:
+        return self.run["run_id"]
+
+    @property
+    def bets(self) -> tuple[str, ...]:
+        return tuple(self.rule_set.bets)
+
+    @property
+    def count_names(self) -> tuple[str, ...]:
+        return tuple(system.name for system in self.counts)
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return shoe_ranges(self.shoes, self.partitions)
+
+    def content_key(self) -> str:
+        """Part of every file name: the rows depend on the run's parameters, the shoes and the count
+        systems alone, so files of equal keys hold equal rows whatever the partitions."""
+        content = {"run": self.run["parameters"], "shoes": self.shoes,
+                   "counts": [system.model_dump(mode="json") for system in self.counts]}
+        return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
+
+    def file_path(self, first: int, last: int) -> str:
+        return f"{ROUND_EV}/{PARTITION}={self.run_id}/{part_name(first, last, self.content_key())}"
+
+
+def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, partitions: int | None = None) -> Plan:
+    """The plan for a committed run whose files pass their checks, or a one-line error: an unknown run,
+    more shoes than it holds, count systems that are bad or meant for bets its rule set lacks.
+    `counts`: comma-separated names or paths, None for the shipped systems its rule set can use."""
+    run, rule_set = read_committed_run(out, run_id)
+    if shoes is not None and shoes > run["shoes"]:
+        raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run['shoes']:,} shoes)")
+    systems = count_systems_for(rule_set, counts)
+    verify_files(out, run)
+    return Plan(run, rule_set, shoes or run["shoes"], systems, out, partitions)
+
+
+def is_committed(plan: Plan) -> bool:
+    """The run's round_ev rows are those this plan would write (a rerun is a no-op)."""
+    held = plan.out.partition_files(ROUND_EV, plan.run_id)
+    return bool(held) and all(f["path"].endswith(f"-{plan.content_key()}.parquet") for f in held)
+
+
+def _shoe_rows(plan: Plan, table: str, columns: tuple[str, ...], first: int, last: int) -> pa.Table:
+    """The rows of shoes [first, last) of one of the run's tables, from the committed files that hold them."""
+    files = [f for f in run_files(plan.run, table) if f["first_shoe"] < last and f["last_shoe"] >= first]
+    parts = [pq.read_table(plan.out.fs_path(f["path"]), filesystem=plan.out.filesystem, columns=list(columns),
+                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)]) for f in files]
+    return pa.concat_tables(parts)
+
+
+def round_ev_rows(plan: Plan, rounds: pa.Table, shoes: pa.Table) -> pa.Table:
+    """The round_ev rows of some whole shoes, as the contract orders them."""
+    unseen = unseen_compositions(rounds, shoes, plan.rule_set.decks)
+    compositions = compositions_array(unseen)
+    unseen_cards = unseen["unseen_cards"].to_numpy()
+    columns = {"shoe_id": unseen["shoe_id"], "round": unseen["round"], "unseen_cards": unseen["unseen_cards"]}
+    for kind, evs in zip(plan.bets, round_evs(plan.rule_set, compositions).T):
+        columns[f"ev_{kind}"] = evs
+    for system in plan.counts:
+        running = system.running_counts(compositions, plan.rule_set.decks)
+        columns[f"running_count_{system.name}"] = running
+        columns[f"true_count_{system.name}"] = system.true_counts(running, unseen_cards)
+    schema = contract(ROUND_EV).arrow(plan.bets, plan.count_names)
+    return pa.table(columns).select(schema.names).cast(schema)
+
+
+def write_range(plan: Plan, first: int, last: int,
+                report_batch: Callable[[int, int], None] = lambda shoes, rounds: None) -> dict:
+    """Compute and write the round_ev rows of shoes [first, last) as one file; runs inside a Spark task.
+    report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
+    path = plan.file_path(first, last)
+    rows, writer = 0, None
+    with plan.out.create_file(ROUND_EV, plan.run_id, path.rsplit("/", 1)[1], plan.job) as stream:
+        try:
+            for start in range(first, last, SHOES_PER_BATCH):
+                stop = min(start + SHOES_PER_BATCH, last)
+                table = round_ev_rows(plan, _shoe_rows(plan, "rounds", ROUND_COLUMNS, start, stop),
+                                      _shoe_rows(plan, "shoes", SHOE_COLUMNS, start, stop))
+                writer = writer or pq.ParquetWriter(stream, table.schema, compression="zstd")
+                writer.write_table(table)
+                rows += table.num_rows
+                report_batch(stop - first, rows)
+        finally:
+            if writer is not None:
+                with contextlib.suppress(Exception):  # after a failure, without masking it
+                    writer.close()
+    return {"path": path, "size": stream.size, "rows": rows, "first_shoe": first, "last_shoe": last - 1}
+
+
+def table_schema(plan: Plan) -> pa.Schema:
+    """The round_ev table's schema: every bet kind, and the count systems of this job and of those
+    already in the table (a run's commit must not drop another run's columns)."""
+    ours = contract(ROUND_EV).table_schema(tuple(BET_KINDS), plan.count_names)
+    delta = plan.out.delta_table(ROUND_EV)
+    if delta is None:
+        return ours
+    held = pa.schema(delta.schema().to_arrow())
+    kept = [ours.field(f.name) if f.name in ours.names else f.with_nullable(True) for f in held]
+    return pa.schema(kept + [f for f in ours if f.name not in held.names])
+
+
+def drop_round_ev(out: Store, run_id: str) -> bool:
+    """Remove a run's round_ev rows (they describe a run an overwrite replaced); whether it had any."""
+    if run_id not in out.run_ids(ROUND_EV):
+        return False
+    schema = pa.schema(out.delta_table(ROUND_EV).schema().to_arrow())
+    out.commit_partition(ROUND_EV, run_id, [], schema,
+                         (f"baccarat-composition:{run_id}", int(datetime.now(UTC).timestamp() * 1000)))
+    return True
+
+
+def default_partitions(shoes: int, parallelism: int) -> int:
+    return partitions_for(shoes, parallelism, SHOES_PER_TASK)
+
+
+def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None) -> dict:
+    """Compute every range as a Spark task, then commit; returns what was committed.
+
+    on_progress(shoes_done, rounds_done) is called on the driver about ten times a second.
+    """
+    started = int(datetime.now(UTC).timestamp() * 1000)
+    ranges = plan.ranges()
+    files = run_ranges(
+        spark.sparkContext, ranges, lambda first, last, report_batch: write_range(plan, first, last, report_batch),
+        lambda result: result["rows"], on_progress,
+        lambda message: CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: a task failed "
+                                          f"writing under {plan.out}: {message}"))
+    plan.out.remove_temporaries(ROUND_EV, plan.run_id, plan.job)
+    files.sort(key=lambda f: f["first_shoe"])
+    try:
+        version = plan.out.commit_partition(ROUND_EV, plan.run_id, files, table_schema(plan),
+                                            (f"baccarat-composition:{plan.run_id}", started))
+    except StorageError as error:
+        raise CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: {error}") from None
+    return {"run_id": plan.run_id, "shoes": plan.shoes, "rounds": sum(f["rows"] for f in files),
+            "files": files, "version": version, "counts": list(plan.count_names), "partitions": len(ranges)}

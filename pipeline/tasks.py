@@ -1,0 +1,103 @@
+"""Spark as the scheduler of the jobs that write files: contiguous ranges of shoes as tasks, collected
+on a thread while the driver reports progress (from inside the tasks, see progress), and what a failed
+task's OSError said, as one line."""
+
+import builtins
+import re
+import threading
+from collections.abc import Callable
+from math import ceil
+
+from pipeline import progress
+
+REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
+SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
+
+
+def shoe_ranges(shoes: int, partitions: int) -> list[tuple[int, int]]:
+    """Contiguous shoe ranges [first, last), one per task and file."""
+    size = ceil(shoes / min(partitions, shoes))
+    return [(first, min(first + size, shoes)) for first in range(0, shoes, size)]
+
+
+def partitions_for(shoes: int, parallelism: int, shoes_per_task: int) -> int:
+    """Enough tasks to use every core, and more for a big job so that a task stays bounded."""
+    return max(1, min(shoes, max(parallelism, ceil(shoes / shoes_per_task))))
+
+
+def part_name(first: int, last: int, key: str) -> str:
+    return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
+
+
+def _os_error_message(text: str) -> str | None:
+    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
+    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
+    lines = _EXCEPTION_LINE.findall(text)
+    if not lines:
+        return None
+    name, message = lines[-1]
+    kind = getattr(builtins, name, None)
+    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
+
+
+def _collect_reporting(tasks, report: Callable[[], None]) -> list:
+    """collect() in a thread, so that the driver's main thread can report progress meanwhile."""
+    outcome: dict = {}
+
+    def collect():
+        try:
+            outcome["results"] = tasks.collect()
+        except BaseException as error:  # re-raised on the driver's main thread below
+            outcome["error"] = error
+
+    worker = threading.Thread(target=collect, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(REPORT_SECONDS)
+        report()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["results"]
+
+
+def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], Exception]) -> list:
+    """The tasks' results, collected while `report` runs; when a task failed with an OSError (a full
+    disk, ...), failed(its message) is raised instead, one line naming the log that holds the task's
+    trace. Any other failure is a bug: it keeps its traceback."""
+    try:
+        return _collect_reporting(tasks, report)
+    except Exception as error:
+        message = _os_error_message(str(error))
+        if message is None:
+            raise
+        log = tasks.context.getConf().get(SPARK_LOG_FILE)
+        raise failed(message + (f" (the task's trace is in {log})" if log else "")) from None
+
+
+def run_ranges(context, ranges: list[tuple[int, int]], write: Callable, rounds_of: Callable[[dict], int],
+               on_progress: Callable[[int, int], None] | None, failed: Callable[[str], Exception]) -> list[dict]:
+    """Each shoe range [first, last) as one Spark task calling write(first, last, report_batch), which
+    returns a dict and calls report_batch(shoes, rounds) with its range's counts so far after each batch.
+    The results, in task order; on_progress(shoes, rounds) hears the whole job's counts meanwhile."""
+    shoes_done, rounds_done = context.accumulator(0), context.accumulator(0)
+    listener = progress.Listener.for_spark(context, [last - first for first, last in ranges])
+    address = listener.address
+
+    def task(indexed_range):
+        index, (first, last) = indexed_range
+        with progress.TaskProgress(address, index) as report_batch:
+            result = write(first, last, report_batch)
+        shoes_done.add(last - first)
+        rounds_done.add(rounds_of(result))
+        return result
+
+    def report():
+        listener.drain()
+        if on_progress is not None:
+            on_progress(max(shoes_done.value, listener.shoes), max(rounds_done.value, listener.rounds))
+
+    with listener:
+        return collect_or_fail(context.parallelize(list(enumerate(ranges)), len(ranges)).map(task), report, failed)
