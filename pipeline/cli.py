@@ -173,11 +173,15 @@ def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_str
     print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
 
 
-def _banque_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
-                 banker_policy: str | None, as_json: bool) -> None:
+def _no_banque_banker_strategy(banker_strategy: str | None) -> None:
     if banker_strategy is not None:
         raise BaccaratError("the banque Banker plays a policy for both hands: give --banker-policy NAME (conf/banque), "
                             "not --banker-strategy")
+
+
+def _banque_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
+                 banker_policy: str | None, as_json: bool) -> None:
+    _no_banque_banker_strategy(banker_strategy)
     document = banque_value_document(rule_set, decks, banker_policy, player_strategy)
     if as_json:
         print(json.dumps(document))
@@ -492,9 +496,7 @@ def simulate(
 def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
                      player_strategy: str | None, banker_strategy: str | None, banker_policy: str | None,
                      decks) -> str:
-    if banker_strategy is not None:
-        raise BaccaratError("the banque Banker plays a policy for both hands: give --banker-policy NAME (conf/banque), "
-                            "not --banker-strategy")
+    _no_banque_banker_strategy(banker_strategy)
     run = BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)

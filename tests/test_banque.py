@@ -509,3 +509,16 @@ def test_simulate_commits_banque_rounds_once_and_replaces_them_only_when_told(cl
 def test_one_hand_rule_sets_dump_as_before_so_their_runs_keep_their_parameters():
     assert "two_hands" not in load_rule_set("punto_banco").model_dump(mode="json")
     assert load_rule_set("banque").model_dump(mode="json")["two_hands"] == {"stake_share": "0.5"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--rules", "banque", "--banker-strategy", "chemin_de_fer_banker_follows_punto_banco"], "give --banker-policy"),
+    (["--rules", "banque", "--banker-policy", "nope"], "unknown banque policy 'nope'"),
+    (["--rules", "banque", "--player-strategy", "a,b,c"], "one strategy for both hands or two"),
+    (["--banker-policy", "banque_banker_follows_punto_banco"], "--decks and --banker-policy are for baccarat banque"),
+    (["--decks", "infinite"], "--decks and --banker-policy are for baccarat banque"),
+])
+def test_bad_banque_simulations_are_one_line_and_write_nothing(cli, tmp_path, args, message):
+    status, out, err = cli("simulate", "--shoes", 10, "--seed", 1, "--out", tmp_path / "data", *args)
+    assert status == 2 and out == "" and err.count("\n") == 1 and message in err
+    assert not (tmp_path / "data").exists()
