@@ -67,11 +67,14 @@ def _count(held, step, allowed, unused, primes):
                     for a3 in range(VALUES):
                         for b3 in range(a3, VALUES):
                             cards[0], cards[1], cards[2], cards[3], cards[4], cards[5] = a1, b1, a2, b2, a3, b3
-                            ways[:] = (1 + (a1 != b1)) * (1 + (a2 != b2)) * (1 + (a3 != b3))
+                            orders = (1 + (a1 != b1)) * (1 + (a2 != b2)) * (1 + (a3 != b3))
+                            for q in range(len(primes)):
+                                ways[q] = orders
                             dealt = True
                             for v in cards:
                                 dealt &= n[v] > 0
-                                ways[:] = ways * n[v] % primes
+                                for q in range(len(primes)):
+                                    ways[q] = ways[q] * n[v] % primes[q]
                                 n[v] -= step
                             if dealt:
                                 _round(n, step, ways, (a1 + b1) % 10, (a2 + b2) % 10, (a3 + b3) % 10,
@@ -144,13 +147,16 @@ def _shows(n, natural, total, third):
 @njit(inline="always")
 def _banker(n, ways, thirds, used, s1, s2, bt, paid, finals, unused, primes, tally):
     """Both Banker actions: stand on bt, or draw; the draw's cards tallied per hand and outcome."""
-    drawn = np.zeros((2, 2), dtype=np.int64)  # [hand, loses|wins]: cards of the Banker's draw
+    lose1 = win1 = lose2 = win2 = 0  # the cards of the Banker's draw that make each hand lose or win
     for v in range(VALUES):
         banker = (bt + v) % 10
-        for h in range(2):
-            outcome = _hand_outcome(paid[h], finals[h], banker)
-            if outcome >= 0:
-                drawn[h, outcome] += n[v]
+        outcome = _hand_outcome(paid[0], finals[0], banker)
+        lose1 += n[v] * (outcome == 0)
+        win1 += n[v] * (outcome == 1)
+        outcome = _hand_outcome(paid[1], finals[1], banker)
+        lose2 += n[v] * (outcome == 0)
+        win2 += n[v] * (outcome == 1)
+    drawn = ((lose1, win1), (lose2, win2))
     for q in range(len(primes)):
         p = primes[q]
         weight = ways[q] * (thirds % p) % p
@@ -159,11 +165,10 @@ def _banker(n, ways, thirds, used, s1, s2, bt, paid, finals, unused, primes, tal
         for h in range(2):
             outcome = _hand_outcome(paid[h], finals[h], bt)
             if outcome >= 0:
-                cell = tally[q, h, s1, s2, bt, STAND]
-                cell[outcome] = (cell[outcome] + stand) % p
+                tally[q, h, s1, s2, bt, STAND, outcome] = (tally[q, h, s1, s2, bt, STAND, outcome] + stand) % p
             for outcome in range(2):
-                cell = tally[q, h, s1, s2, bt, DRAW]
-                cell[outcome] = (cell[outcome] + draw * drawn[h, outcome]) % p
+                tally[q, h, s1, s2, bt, DRAW, outcome] = (tally[q, h, s1, s2, bt, DRAW, outcome]
+                                                          + draw * drawn[h][outcome]) % p
 
 
 @dataclass(frozen=True)
