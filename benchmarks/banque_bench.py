@@ -14,7 +14,13 @@ from bench_support import machine_load
 from solve_bench import RATIO_TARGET, best_of_three
 
 from pipeline.exact import exact_odds
-from pipeline.games.banque import DEFAULT_POLICY, banque_value, load_policy, player_strategies, profile_of
+from pipeline.games.banque import (
+    DEFAULT_POLICY,
+    banque_value,
+    load_policy,
+    player_strategies,
+    profile_of,
+)
 from pipeline.games.banque_counts import count_shoe, finite_gains, shoe_value
 from pipeline.games.value import INFINITE
 from pipeline.tables import load_rule_set
@@ -33,7 +39,7 @@ def main() -> None:
     count_shoe(banque.draw, 1)  # the first call compiles the loop
     for decks in (3, 6, 8, INFINITE):
         shoe = "infinite deck" if decks == INFINITE else f"{decks} decks"
-        report(f"banque: every deal of {shoe} counted", best_of_three(lambda: count_shoe(banque.draw, decks)), reference)
+        report(f"banque: every deal of {shoe} counted", best_of_three(lambda decks=decks: count_shoe(banque.draw, decks)), reference)
     policy, strategies = load_policy(DEFAULT_POLICY), player_strategies(banque, None)
     counts = count_shoe(banque.draw, 6)
 
