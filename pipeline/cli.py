@@ -457,14 +457,14 @@ def simulate(
         help="Baccarat banque: override the rule set's decks; `infinite` deals with replacement.")] = None,
 ) -> str:
     """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs); in a
-    game with options (chemin de fer), with a strategy pair playing the choices. Baccarat banque is dealt
-    in this process into OUT/banque_rounds.
+    game with options (chemin de fer), with a strategy pair playing the choices; baccarat banque into
+    OUT/banque_rounds.
 
     Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
     rule_set = load_rule_set(rules)
     if rule_set.two_hands is not None:
-        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, player_strategy, banker_strategy,
-                                banker_policy, decks)
+        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, master, player_strategy,
+                                banker_strategy, banker_policy, decks)
     if decks is not None or banker_policy is not None:
         raise BaccaratError("--decks and --banker-policy are for baccarat banque (--rules banque)")
     strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
@@ -494,14 +494,20 @@ def simulate(
 
 
 def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
-                     player_strategy: str | None, banker_strategy: str | None, banker_policy: str | None,
-                     decks) -> str:
+                     master: str | None, player_strategy: str | None, banker_strategy: str | None,
+                     banker_policy: str | None, decks) -> str:
     _no_banque_banker_strategy(banker_strategy)
     run = BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
+    out.check_writable()
     started = time.monotonic()
-    rounds, version = write_run(run, out.check_writable(), overwrite)
+    spark = spark_session(master, f"baccarat simulate {run.run_id}")
+    reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
+    try:
+        rounds, version = write_run(spark, run, out, overwrite, reporter)
+    finally:
+        reporter.close()
     if version is None:
         print(f"run {run.run_id!r} is already committed with these parameters in {out.location(BANQUE_TABLE)}: "
               "nothing to do")

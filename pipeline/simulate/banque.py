@@ -10,9 +10,12 @@ The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, ha
 then the third cards of hand 1, hand 2 and the Banker.
 """
 
+import contextlib
 import hashlib
 import json
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -29,10 +32,11 @@ from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.schemas import contract
-from pipeline.simulate.job import part_name
+from pipeline.simulate.job import SimulationFailed
 from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
 
 WITH_REPLACEMENT = 0
 NO_DECISION, STOOD, DREW = -1, 0, 1
@@ -41,7 +45,8 @@ OUTCOME_CODES = ("B", "P", "T")
 DECISION_CODES = ("stand", "draw")
 NET_SCALE = 10**6  # nets in millionths: theta has 4 decimals, the commission 2
 TABLE = "banque_rounds"
-SHOES_PER_FILE = 4096
+SHOES_PER_BATCH = 4096  # a batch of rows in memory at a time
+SHOES_PER_TASK = 100_000  # a task and a file
 
 
 @njit(cache=True)
@@ -213,27 +218,52 @@ class BanqueRun:
         return hashlib.sha256(json.dumps(self.parameters, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def write_run(run: BanqueRun, out: Store, overwrite: bool) -> tuple[int, int | None]:
-    """Deal the run into files of OUT/banque_rounds and commit them in one Delta commit, in place of the
-    run's earlier rows; returns (rounds, the table's version), or (rounds, None) when the run is
-    already committed with these parameters. Another run under this id is replaced only if `overwrite`."""
+def write_range(run: BanqueRun, out: Store, job_tag: str, first: int, last: int,
+                report_batch: Callable[[int, int], None]) -> dict:
+    """Deal shoes [first, last) batch by batch into one file of OUT/banque_rounds; runs in a Spark task.
+    report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
+    name = part_name(first, last, run.content_key)
+    rows, writer = 0, None
+    with out.create_file(TABLE, run.run_id, name, job_tag) as stream:
+        try:
+            for start in range(first, last, SHOES_PER_BATCH):
+                table = run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start))
+                writer = writer or pq.ParquetWriter(stream, table.schema, compression="zstd")
+                writer.write_table(table)
+                rows += table.num_rows
+                report_batch(min(start + SHOES_PER_BATCH, last) - first, rows)
+        finally:
+            if writer is not None:
+                with contextlib.suppress(Exception):  # after a failure, without masking it
+                    writer.close()
+    return {"path": f"{TABLE}/run_id={run.run_id}/{name}", "size": stream.size, "rows": rows, "first_shoe": first}
+
+
+def write_run(spark, run: BanqueRun, out: Store, overwrite: bool,
+              on_progress: Callable[[int, int], None] | None = None) -> tuple[int, int | None]:
+    """Deal the run in Spark tasks, a range of shoes and a file each, and commit the files to
+    OUT/banque_rounds in one Delta commit, in place of the run's earlier rows; returns (rounds, the
+    table's version), or (rounds, None) when the run is already committed with these parameters.
+    Another run under this id is replaced only if `overwrite`."""
     held = out.partition_files(TABLE, run.run_id)
     if held and all(run.content_key in f["path"] for f in held):
         return sum(f["rows"] or 0 for f in held), None
     if held and not overwrite:
         raise BaccaratError(f"run {run.run_id!r} already exists in {out.location(TABLE)} with different parameters "
                             "(use --overwrite to replace it, or another --run-id)")
-    files, started = [], int(time.time() * 1000)
-    schema = contract(TABLE).arrow()
-    for first in range(0, run.shoes, SHOES_PER_FILE):
-        rows = run.dealer.deal(run.seed, first, min(SHOES_PER_FILE, run.shoes - first))
-        name = part_name(first, min(first + SHOES_PER_FILE, run.shoes), run.content_key)
-        try:
-            with out.create_file(TABLE, run.run_id, name, run.content_key) as stream:
-                pq.write_table(rows, stream, compression="zstd")
-        except OSError as error:
-            raise StorageError(f"cannot write {out.location(TABLE)}: {error.strerror or error}") from None
-        files.append({"path": f"{TABLE}/run_id={run.run_id}/{name}", "size": stream.size, "rows": rows.num_rows})
-    table_schema = pa.schema([pa.field("run_id", pa.string(), nullable=False), *schema])
-    version = out.commit_partition(TABLE, run.run_id, files, table_schema, (f"baccarat:{run.run_id}", started))
+    started, job_tag = int(time.time() * 1000), uuid.uuid4().hex[:12]
+    context = spark.sparkContext
+    ranges = shoe_ranges(run.shoes, partitions_for(run.shoes, context.defaultParallelism, SHOES_PER_TASK))
+    files = run_ranges(
+        context, ranges, lambda first, last, report_batch: write_range(run, out, job_tag, first, last, report_batch),
+        lambda result: result["rows"], on_progress,
+        lambda message: SimulationFailed(f"banque run {run.run_id!r} was not committed: a task failed writing "
+                                         f"under {out}: {message}"))
+    out.remove_temporaries(TABLE, run.run_id, job_tag)
+    files.sort(key=lambda f: f["first_shoe"])
+    table_schema = pa.schema([pa.field("run_id", pa.string(), nullable=False), *contract(TABLE).arrow()])
+    try:
+        version = out.commit_partition(TABLE, run.run_id, files, table_schema, (f"baccarat:{run.run_id}", started))
+    except StorageError as error:
+        raise SimulationFailed(f"banque run {run.run_id!r} was not committed: {error}") from None
     return sum(f["rows"] for f in files), version
