@@ -5,6 +5,7 @@ import os
 import pty
 import select
 import subprocess
+import sys
 import time
 
 import duckdb
@@ -104,6 +105,34 @@ def test_explaining_a_query_still_answers(cli, warehouse, query):
 def test_no_warehouse(cli, tmp_path):
     status, _, err = cli("sql", "--out", tmp_path, "SELECT 1")
     assert status == 2 and f"no warehouse at {tmp_path / WAREHOUSE}" in err
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "not a valid DuckDB database file"),
+    (bytes(range(256)) * 64, "not a valid DuckDB database file"),
+])
+def test_an_empty_or_corrupt_warehouse_is_one_line_and_stays_as_it_was(cli, tmp_path, content, message):
+    (tmp_path / WAREHOUSE).write_bytes(content)
+    status, out, err = cli("sql", "--out", tmp_path, "SELECT 1")
+    assert status == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert (tmp_path / WAREHOUSE).read_bytes() == content and sorted(tmp_path.iterdir()) == [tmp_path / WAREHOUSE]
+
+
+def test_a_warehouse_another_process_holds_for_writing_is_one_line(warehouse, tmp_path):
+    """DuckDB lets one process write a file; a reader arriving meanwhile gets one line, not a traceback."""
+    locked = tmp_path / WAREHOUSE
+    locked.write_bytes((warehouse / WAREHOUSE).read_bytes())
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); sys.stdin.read()", str(locked)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = subprocess.run(["baccarat", "sql", "--out", str(tmp_path), "SELECT count(*) FROM bet_performance"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        holder.communicate("")
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot be opened" in done.stderr and "lock" in done.stderr
 
 
 def run_sql(warehouse, stdin: str) -> subprocess.CompletedProcess:
