@@ -56,6 +56,17 @@ def commit_run(store: Store, run: dict) -> None:
                            contract(RUNS).table_schema(()), transaction(run))
 
 
+FILE_ENTRY = ("table", "path", "rows", "size", "sha256", "first_shoe", "last_shoe")
+
+
+def _files(text: str) -> list[dict]:
+    """The data files a runs row lists, each with every key of FILE_ENTRY."""
+    files = json.loads(text)
+    if not isinstance(files, list) or not all(isinstance(f, dict) and set(FILE_ENTRY) <= f.keys() for f in files):
+        raise ValueError(f"files is not a list of file entries ({', '.join(FILE_ENTRY)})")
+    return files
+
+
 def _record(row: dict) -> dict:
     """A runs row as the run's record (the shape the simulation returns)."""
     try:
@@ -73,7 +84,7 @@ def _record(row: dict) -> dict:
             "spark_master": row["spark_master"], "started_at": row["started_at"].isoformat(),
             "ended_at": row["ended_at"].isoformat(),
             "versions": {"rounds": row["rounds_version"], "shoes": row["shoes_version"]},
-            "files": json.loads(row["files"]),
+            "files": _files(row["files"]),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise BaccaratError(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "

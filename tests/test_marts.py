@@ -241,8 +241,19 @@ def damage_runs_row(folder):
     return "first", "the runs row of 'first' is malformed"
 
 
+def damage_runs_row_to_null(folder):
+    """Valid JSON that is not a list of files (the old manifest holding `null` was taken for no manifest)."""
+    DeltaTable(str(folder / "runs")).update({"files": "'null'"}, predicate="run_id = 'first'")
+    return "first", "the runs row of 'first' is malformed"
+
+
+def damage_runs_row_entries(folder):
+    DeltaTable(str(folder / "runs")).update({"files": "'[1, 2]'"}, predicate="run_id = 'first'")
+    return "first", "the runs row of 'first' is malformed"
+
+
 @pytest.mark.parametrize("damage", [damage_truncate, damage_delete, damage_column_missing, damage_column_type,
-                                    damage_runs_row])
+                                    damage_runs_row, damage_runs_row_to_null, damage_runs_row_entries])
 def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, two_runs, damage):
     assert cli("marts", "--out", two_runs)[0] == 0
     path, message = damage(two_runs)
