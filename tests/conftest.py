@@ -87,8 +87,9 @@ def read_table(out: Path | str, run_id: str, table: str) -> pl.DataFrame:
 
 
 @pytest.fixture
-def cli(capsys):
-    """Run `baccarat ARGS...` in process; returns (exit status, stdout, stderr)."""
+def cli(capsys, spark):
+    """Run `baccarat ARGS...` in process; returns (exit status, stdout, stderr). A command that starts
+    Spark gets the suite's session, whatever test runs first (its Python workers see the S3 variables)."""
 
     def run(*args: str):
         status = main([str(arg) for arg in args])
