@@ -230,6 +230,7 @@ def test_the_prompt_on_a_real_terminal_lists_describes_cancels_and_saves_nothing
     prompt.expect_exact(PROMPT)
 
     prompt.send("SELECT 'half")  # Ctrl-C on a half-typed line, then on a statement continued over lines
+    prompt.expect_exact("SELECT 'half")  # echoed: the line editor is reading (a Ctrl-C before it waits for a key)
     prompt.sendintr()
     prompt.expect_exact(PROMPT)
     prompt.sendline("SELECT 1")
