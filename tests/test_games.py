@@ -437,3 +437,12 @@ def test_writing_strategies_keeps_a_different_file_already_there(cli, tmp_path):
     player = tmp_path / "chemin_de_fer_parlor_equilibrium_infinite_total_player.yaml"
     player.unlink()
     assert cli(*args)[0] == 2 and not player.exists()  # nothing is written when one file is in the way
+
+
+def test_writing_strategies_into_a_file_is_one_line_and_leaves_it_alone(cli, tmp_path):
+    target = tmp_path / "not_a_folder"
+    target.write_text("mine")
+    status, out, err = cli("solve", "--rules", "chemin_de_fer_parlor", "--decks", "infinite",
+                           "--write-strategies", target)
+    assert status == 2 and err.count("\n") == 1 and "is not a folder" in err
+    assert target.read_text() == "mine" and sorted(tmp_path.iterdir()) == [target]

@@ -11,7 +11,7 @@ the solver and the simulator read.
 """
 
 import os
-import tempfile
+import uuid
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Literal
@@ -158,6 +158,8 @@ def strategy_document(strategy: Strategy) -> dict:
 def write_strategies(strategies: list[Strategy], folder: Path) -> list[tuple[Path, bool]]:
     """Write each as `folder/<name>.yaml` (a new file, renamed into place): (path, written) for each.
     A file already there is kept; if it holds another strategy, nothing is written (a one-line error)."""
+    if folder.exists() and not folder.is_dir():
+        raise BaccaratError(f"{folder} is not a folder: give the folder the strategy files go to")
     paths = [folder / f"{strategy.name}.yaml" for strategy in strategies]
     same = [path.exists() and _holds(path, strategy) for path, strategy in zip(paths, strategies)]
     for path, kept in zip(paths, same):
@@ -175,13 +177,16 @@ def _holds(path: Path, strategy: Strategy) -> bool:
 
 
 def _write_new(path: Path, text: str) -> None:
+    """Write a file under a temporary name and rename it into place; no temporary file stays behind."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
-            file.write(text)
-        os.replace(file.name, path)
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _otherwise(strategy: Strategy | None, fixed: np.ndarray, followed: np.ndarray) -> np.ndarray:
