@@ -3,12 +3,18 @@ on a thread while the driver reports progress (from inside the tasks, see progre
 task's OSError said, as one line."""
 
 import builtins
+import contextlib
 import re
 import threading
 from collections.abc import Callable
+from collections.abc import Iterable
 from math import ceil
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from pipeline import progress
+from pipeline.storage import PARTITION
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
@@ -27,6 +33,26 @@ def partitions_for(shoes: int, parallelism: int, shoes_per_task: int) -> int:
 
 def part_name(first: int, last: int, key: str) -> str:
     return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
+
+
+def write_file(out, table: str, run_id: str, name: str, job: str, batches: Iterable[tuple[int, pa.Table]],
+               report_batch: Callable[[int, int], None]) -> dict:
+    """One new Parquet file OUT/<table>/run_id=<run>/<name> (job: the writing job's tag) holding the
+    tables `batches` yields with the shoes done so far; report_batch(shoes, rows) after each.
+    Returns the file's path under OUT, size and rows. Runs inside a Spark task."""
+    rows, writer = 0, None
+    with out.create_file(table, run_id, name, job) as stream:
+        try:
+            for shoes_done, data in batches:
+                writer = writer or pq.ParquetWriter(stream, data.schema, compression="zstd")
+                writer.write_table(data)
+                rows += data.num_rows
+                report_batch(shoes_done, rows)
+        finally:
+            if writer is not None:
+                with contextlib.suppress(Exception):  # after a failure, without masking it
+                    writer.close()
+    return {"path": f"{table}/{PARTITION}={run_id}/{name}", "size": stream.size, "rows": rows}
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)

@@ -4,7 +4,6 @@ every round, each bet's exact EV and each count system's counts, and writes one 
 driver commits every file to OUT/round_ev in one Delta transaction, in place of the run's earlier rows.
 """
 
-import contextlib
 import hashlib
 import json
 import uuid
@@ -22,9 +21,9 @@ from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
 from pipeline.runs import read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
-from pipeline.storage import PARTITION, StorageError, Store
+from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
-from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_file
 
 ROUND_EV = "round_ev"
 SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes
@@ -67,8 +66,6 @@ class Plan:
                    "counts": [system.model_dump(mode="json") for system in self.counts]}
         return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
 
-    def file_path(self, first: int, last: int) -> str:
-        return f"{ROUND_EV}/{PARTITION}={self.run_id}/{part_name(first, last, self.content_key())}"
 
 
 def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, partitions: int | None = None) -> Plan:
@@ -117,23 +114,15 @@ def write_range(plan: Plan, first: int, last: int,
                 report_batch: Callable[[int, int], None] = lambda shoes, rounds: None) -> dict:
     """Compute and write the round_ev rows of shoes [first, last) as one file; runs inside a Spark task.
     report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
-    path = plan.file_path(first, last)
-    rows, writer = 0, None
-    with plan.out.create_file(ROUND_EV, plan.run_id, path.rsplit("/", 1)[1], plan.job) as stream:
-        try:
-            for start in range(first, last, SHOES_PER_BATCH):
-                stop = min(start + SHOES_PER_BATCH, last)
-                table = round_ev_rows(plan, _shoe_rows(plan, "rounds", ROUND_COLUMNS, start, stop),
-                                      _shoe_rows(plan, "shoes", SHOE_COLUMNS, start, stop))
-                writer = writer or pq.ParquetWriter(stream, table.schema, compression="zstd")
-                writer.write_table(table)
-                rows += table.num_rows
-                report_batch(stop - first, rows)
-        finally:
-            if writer is not None:
-                with contextlib.suppress(Exception):  # after a failure, without masking it
-                    writer.close()
-    return {"path": path, "size": stream.size, "rows": rows, "first_shoe": first, "last_shoe": last - 1}
+    def batches():
+        for start in range(first, last, SHOES_PER_BATCH):
+            stop = min(start + SHOES_PER_BATCH, last)
+            yield stop - first, round_ev_rows(plan, _shoe_rows(plan, "rounds", ROUND_COLUMNS, start, stop),
+                                              _shoe_rows(plan, "shoes", SHOE_COLUMNS, start, stop))
+
+    name = part_name(first, last, plan.content_key())
+    return write_file(plan.out, ROUND_EV, plan.run_id, name, plan.job, batches(), report_batch) | {
+        "first_shoe": first, "last_shoe": last - 1}
 
 
 def table_schema(plan: Plan) -> pa.Schema:

@@ -10,7 +10,6 @@ The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, ha
 then the third cards of hand 1, hand 2 and the Banker.
 """
 
-import contextlib
 import hashlib
 import json
 import time
@@ -21,7 +20,6 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from numba import njit
 
 from pipeline.cards import CODE_VALUES
@@ -36,7 +34,7 @@ from pipeline.simulate.job import SimulationFailed
 from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
-from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_file
 
 WITH_REPLACEMENT = 0
 NO_DECISION, STOOD, DREW = -1, 0, 1
@@ -222,21 +220,11 @@ def write_range(run: BanqueRun, out: Store, job_tag: str, first: int, last: int,
                 report_batch: Callable[[int, int], None]) -> dict:
     """Deal shoes [first, last) batch by batch into one file of OUT/banque_rounds; runs in a Spark task.
     report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
+    batches = ((min(start + SHOES_PER_BATCH, last) - first,
+                run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start)))
+               for start in range(first, last, SHOES_PER_BATCH))
     name = part_name(first, last, run.content_key)
-    rows, writer = 0, None
-    with out.create_file(TABLE, run.run_id, name, job_tag) as stream:
-        try:
-            for start in range(first, last, SHOES_PER_BATCH):
-                table = run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start))
-                writer = writer or pq.ParquetWriter(stream, table.schema, compression="zstd")
-                writer.write_table(table)
-                rows += table.num_rows
-                report_batch(min(start + SHOES_PER_BATCH, last) - first, rows)
-        finally:
-            if writer is not None:
-                with contextlib.suppress(Exception):  # after a failure, without masking it
-                    writer.close()
-    return {"path": f"{TABLE}/run_id={run.run_id}/{name}", "size": stream.size, "rows": rows, "first_shoe": first}
+    return write_file(out, TABLE, run.run_id, name, job_tag, batches, report_batch) | {"first_shoe": first}
 
 
 def write_run(spark, run: BanqueRun, out: Store, overwrite: bool,
