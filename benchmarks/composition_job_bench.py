@@ -46,8 +46,8 @@ from composition_bench import BENCH_DIR, compile_reference
 from pipeline.cards import CARDS_PER_DECK
 from pipeline.composition.job import ROUND_EV
 from pipeline.composition.kernel import round_evs
+from pipeline.rule_sets import fixed_tableau_rule_sets, load_rule_set
 from pipeline.storage import Store
-from pipeline.tables import fixed_tableau_rule_sets, load_rule_set
 
 TARGET = 1.25
 SEED = 3

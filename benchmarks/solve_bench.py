@@ -17,7 +17,7 @@ from bench_support import machine_load
 from pipeline.exact import exact_odds
 from pipeline.games.solve import solve
 from pipeline.games.value import INFINITE, count_deals
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 
 RATIO_TARGET = 10.0
 MODELS = [  # (rules, decks, the Banker sees, commission)

@@ -21,6 +21,7 @@ from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games import banque
 from pipeline.games.banque_counts import rule_set_value as banque_value_document
+from pipeline.games.pairs import strategy_pair
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
@@ -29,14 +30,13 @@ from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cel
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
+from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanqueRun, write_run
-from pipeline.simulate.decisions import strategy_pair
 from pipeline.spark import spark_session
 from pipeline.storage import MIN_RETENTION_HOURS, Store
-from pipeline.tables import DEFAULT_RULES, load_rule_set
 
 app = typer.Typer(
     add_completion=False,

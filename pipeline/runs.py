@@ -12,9 +12,9 @@ import pyarrow as pa
 from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
 from pipeline.schemas import contract
 from pipeline.storage import Store
-from pipeline.tables import RuleSet
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")

@@ -8,12 +8,12 @@ from local_s3 import aws_environment, s3_server
 
 from pipeline.cli import main
 from pipeline.config_files import resource
+from pipeline.games.pairs import strategy_pair
+from pipeline.rule_sets import load_rule_set
 from pipeline.runs import read_run, run_files
 from pipeline.simulate import job
-from pipeline.simulate.decisions import strategy_pair
 from pipeline.spark import spark_session
 from pipeline.storage import Store
-from pipeline.tables import load_rule_set
 
 
 @pytest.fixture(scope="session")

@@ -42,10 +42,10 @@ from pipeline.games.value import (
     count_deals,
     pair_value,
 )
+from pipeline.rule_sets import load_rule_set
 from pipeline.rules import PLAYER_STOOD, load_draw_rules
 from pipeline.simulate.banque import WITH_REPLACEMENT, BanqueDealer
 from pipeline.simulate.kernel import rng_seed, shuffled_shoe
-from pipeline.tables import load_rule_set
 
 PLAYERS = ["banque_player_draws_at_5", "banque_player_stands_at_5", "banque_player_draws_at_5_with_9_11"]
 TINY = [3, 1, 0, 0, 0, 2, 0, 1, 0, 0]  # values 0, 1, 5 and 7: naturals (1+7), stood 6 and 7, the option at 5

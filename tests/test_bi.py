@@ -13,9 +13,9 @@ from conftest import simulate_with_marts
 
 from pipeline.bets import BET_KINDS
 from pipeline.marts.inputs import MARTS
-from pipeline.storage import WAREHOUSE
+from pipeline.rule_sets import load_rule_set
 from pipeline.schemas import contract
-from pipeline.tables import load_rule_set
+from pipeline.storage import WAREHOUSE
 from test_sql import HOSTILE, snapshot
 
 RULES = "ez_baccarat"  # offers a subset of the bet kinds: the marts still carry them all

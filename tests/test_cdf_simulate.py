@@ -21,17 +21,17 @@ from reference import (
 )
 
 from pipeline.errors import BaccaratError
+from pipeline.games.pairs import StrategyPair, strategy_pair
 from pipeline.games.strategies import known_strategies, load_strategy
 from pipeline.games.value import pair_value
 from pipeline.marts import marts_duckdb, marts_polars
 from pipeline.marts.inputs import load_run
+from pipeline.rule_sets import load_rule_set
 from pipeline.runs import read_run
 from pipeline.simulate import job
 from pipeline.simulate.batch import Dealer
-from pipeline.simulate.decisions import StrategyPair, strategy_pair
 from pipeline.simulate.job import SHOES_PER_BATCH
 from pipeline.storage import Store
-from pipeline.tables import load_rule_set
 
 PURE = ("chemin_de_fer_player_stands_at_5", "chemin_de_fer_banker_follows_punto_banco")
 # name: (rules, seed, Player strategy, Banker strategy); None plays the default equilibrium

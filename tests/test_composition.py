@@ -18,10 +18,10 @@ from pipeline.composition.information import compositions_array, unseen_composit
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import exact_odds
+from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import Store
-from pipeline.tables import RuleSet, load_rule_set
 
 RUN = "ez1"
 SHOES_ANALYSED = 2

@@ -13,8 +13,8 @@ from pipeline.cards import CARDS_PER_DECK, code_counts, value_counts
 from pipeline.composition.kernel import composition_evs, round_evs, tables_for
 from pipeline.errors import BaccaratError
 from pipeline.exact import exact_odds, result_combinations
+from pipeline.rule_sets import fixed_tableau_rule_sets, load_rule_set
 from pipeline.rules import DrawRules
-from pipeline.tables import fixed_tableau_rule_sets, load_rule_set
 
 TOLERANCE = 1e-12
 TENS = range(36, CARDS_PER_DECK)  # the codes of tens, jacks, queens and kings: value 0

@@ -10,7 +10,7 @@ import pytest
 from pipeline.bets import NO_PAIR, PAIR, PAIR_STATES, RESULT_STATES, SUITED_PAIR, net_table, pair_index
 from pipeline.cards import CARDS_PER_DECK, code_counts, rank, value
 from pipeline.exact import exact_odds, pair_combinations, result_combinations
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 from reference import reference_round
 
 

@@ -23,11 +23,11 @@ from deltalake import DeltaTable
 
 from pipeline.marts.inputs import MARTS, load_run
 from pipeline.marts.publish import publish_warehouse
+from pipeline.rule_sets import load_rule_set
 from pipeline.runs import committed_runs, read_run, verify_files
 from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.storage import WAREHOUSE, Store
-from pipeline.tables import load_rule_set
 
 TIMEOUT = 300  # seconds; a subprocess that hangs fails the test instead of the suite
 

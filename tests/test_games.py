@@ -27,8 +27,8 @@ from pipeline.games.strategies import (
     validated_strategy,
 )
 from pipeline.games.value import INFINITE, against_player, count_deals, pair_value, strategy_value
+from pipeline.rule_sets import load_rule_set
 from pipeline.rules import PLAYER_STOOD, load_draw_rules
-from pipeline.tables import load_rule_set
 
 CASINO_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}  # RULES.md: Banker total v the Player's third card
 

@@ -6,9 +6,9 @@ import time
 import pytest
 
 from pipeline import progress
+from pipeline.rule_sets import load_rule_set
 from pipeline.simulate import job
 from pipeline.storage import Store
-from pipeline.tables import load_rule_set
 
 
 def drained(listener: progress.Listener, until, seconds: float = 5) -> progress.Listener:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import exact_odds
-from pipeline.tables import known_rule_sets, load_rule_set
+from pipeline.rule_sets import known_rule_sets, load_rule_set
 
 
 def test_shipped_rule_sets():

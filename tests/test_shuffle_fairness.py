@@ -19,9 +19,10 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from pipeline.rule_sets import load_rule_set
+from pipeline.schemas import OUTCOME_CODES
 from pipeline.simulate.batch import Dealer
-from pipeline.simulate.kernel import OUTCOME_CODES, rng_seed, shuffle, shuffled_shoe
-from pipeline.tables import load_rule_set
+from pipeline.simulate.kernel import rng_seed, shuffle, shuffled_shoe
 
 SEED = 547_14  # fixed: the tests are deterministic
 ALPHA = 0.01  # 99 % confidence

@@ -15,11 +15,11 @@ from polars.testing import assert_frame_equal
 from reference import card_value, reference_net, reference_round
 
 from pipeline.exact import exact_odds
+from pipeline.rule_sets import load_rule_set
 from pipeline.runs import committed_runs, read_run, verify_files
 from pipeline.simulate import job
-from pipeline.storage import Store
 from pipeline.simulate.kernel import shuffled_shoe
-from pipeline.tables import load_rule_set
+from pipeline.storage import Store
 
 CHECKED_RULE_SETS = ["punto_banco", "super_six", "ez_baccarat"]  # between them, every bet kind
 

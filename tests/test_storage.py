@@ -114,7 +114,7 @@ def test_runs_lists_every_committed_run_with_its_versions(spark, cli, store_uri)
 
 def test_vacuum_removes_what_no_commit_needs_and_keeps_every_run_readable(spark, cli, tmp_path):
     from pipeline.simulate import job
-    from pipeline.tables import load_rule_set
+    from pipeline.rule_sets import load_rule_set
 
     out = tmp_path / "data"
     old = simulate(spark, out, seed=1, shoes=20, partitions=2, run_id="r")

@@ -15,7 +15,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.cards import ALL_CODES, CARDS_PER_DECK, rank
 from pipeline.config_files import NAME, read_yaml, known_names, locate, one_line
 from pipeline.errors import BaccaratError
-from pipeline.tables import RuleSet
+from pipeline.rule_sets import RuleSet
 
 RANK_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]

@@ -19,10 +19,10 @@ from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
 from pipeline.runs import read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
-from pipeline.tables import RuleSet
 from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_file
 
 ROUND_EV = "round_ev"

@@ -39,8 +39,8 @@ from pipeline.games.strategies import (
     player_draw_probabilities,
 )
 from pipeline.games.value import DRAW, INFINITE_DECK, STAND
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, load_draw_rules
-from pipeline.tables import RuleSet
 
 HANDS = 2
 HAND_LOSES, HAND_WINS = 0, 1  # the last axis of Chances' win arrays

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from pipeline.cards import VALUES
 from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
 from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
-from pipeline.tables import RuleSet
 
 PLAYER, BANKER = "player", "banker"
 FOLLOWED_TABLE = "punto_banco"  # what `otherwise: punto_banco` follows: the casino's fixed choices

@@ -11,13 +11,13 @@ import pyarrow.parquet as pq
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.exact import BetOdds, exact_odds
+from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.value import pair_value
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import committed_runs, read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
-from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import Store
-from pipeline.tables import RuleSet
 
 MARTS = (
     "outcome_summary", "bet_performance", "payout_variance", "ev_convergence", "streaks",

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.simulate.kernel import SHOE_TOTALS
+from pipeline.schemas import SHOE_TOTALS
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)

@@ -22,18 +22,18 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from pipeline.cards import CODE_VALUES
+from pipeline.cards import CODE_VALUES, NO_CARD
 from pipeline.errors import BaccaratError
 from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile
 from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.schemas import contract
 from pipeline.simulate.job import SimulationFailed
-from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
+from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import StorageError, Store
-from pipeline.tables import RuleSet
 from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_file
 
 WITH_REPLACEMENT = 0

@@ -21,13 +21,13 @@ import pyarrow.parquet as pq
 from pipeline import __version__
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
+from pipeline.games.pairs import StrategyPair, checked_pair
+from pipeline.rule_sets import RuleSet
 from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
-from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges
-from pipeline.tables import RuleSet
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
 SHOES_PER_TASK = 100_000  # few enough tasks that Spark's per-task cost stays small

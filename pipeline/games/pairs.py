@@ -1,5 +1,5 @@
-"""The strategy pair a simulation plays in a game with options (chemin de fer): chosen by name or
-by default, checked against the rule set, and recorded with the run.
+"""The strategy pair a game with options (chemin de fer) is played with: chosen by name or by default,
+checked against the rule set, and recorded with a run (the simulation plays it, the marts read it back).
 
 The default is the equilibrium of the rule set's own shoe in which the Banker sees his two cards
 (and the Player his total), the finite-shoe model of Downton and Lockwood: the files
@@ -9,21 +9,17 @@ The default is the equilibrium of the rule set's own shoe in which the Banker se
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     BANKER,
     PLAYER,
     Strategy,
-    banker_draw_probabilities,
     known_strategies,
     load_strategy,
-    player_draw_probabilities,
     strategy_document,
     validated_strategy,
 )
-from pipeline.tables import RuleSet
+from pipeline.rule_sets import RuleSet
 
 DEFAULT_BANKER_SEES = "cards"
 
@@ -79,11 +75,3 @@ def checked_pair(rule_set: RuleSet, pair: StrategyPair | None) -> StrategyPair |
     pair.player.check_fits(rule_set, PLAYER)
     pair.banker.check_fits(rule_set, BANKER)
     return pair
-
-
-def draw_chances(rule_set: RuleSet, pair: StrategyPair | None) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's chances of drawing: float64[total] for the Player, float64[a, b, column] for the
-    Banker; exactly 0 or 1 wherever the table or a pure choice decides."""
-    player, banker = (None, None) if pair is None else (pair.player, pair.banker)
-    return (player_draw_probabilities(rule_set.draw, player).astype(np.float64),
-            banker_draw_probabilities(rule_set.draw, banker).astype(np.float64))
