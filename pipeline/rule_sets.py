@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serial
 
 from pipeline.bets import BET_KINDS, Terms
 from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
-from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
+from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.rules import DrawRules, load_draw_rules
 
@@ -141,7 +141,7 @@ def _validated(document: dict, what: str) -> RuleSet:
         rule_set = RuleSet.model_validate(document)
         rule_set.draw  # a missing draw table is a config error too
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
     return rule_set
 
 

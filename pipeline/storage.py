@@ -249,7 +249,7 @@ class Store:
         except BaccaratError:
             raise
         except (OSError, pa.ArrowException) as error:
-            raise StorageError(f"output path {self.uri} {what}: {one_line(error)}") from None
+            raise StorageError(f"output path {self.uri} {what}: {first_line(error)}") from None
 
     # -- data files ------------------------------------------------------------------------------
 
@@ -302,7 +302,7 @@ class Store:
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as error:
-            raise StorageError(f"cannot read {self.location(relative)}: {one_line(error)}") from None
+            raise StorageError(f"cannot read {self.location(relative)}: {first_line(error)}") from None
         return digest.hexdigest()
 
     def is_regular_file(self, relative: str) -> bool:
@@ -393,7 +393,7 @@ class Store:
                 # commit of another run conflicts with it, so the commit is made again on the new snapshot.
                 time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
             except (DeltaError, OSError, pa.ArrowException) as error:
-                raise StorageError(f"commit to {uri} failed: {one_line(error)}") from None
+                raise StorageError(f"commit to {uri} failed: {first_line(error)}") from None
         raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
 
     def _open_or_create(self, table: str, schema: pa.Schema):
@@ -486,6 +486,6 @@ def _s3_settings() -> dict:
     return settings
 
 
-def one_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pipeline.bets import BET_KINDS
 from pipeline.cards import ALL_CODES, CARDS_PER_DECK, rank
-from pipeline.config_files import NAME, read_yaml, known_names, locate, one_line
+from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 
@@ -98,7 +98,7 @@ def load_count_system(name_or_path: str) -> CountSystem:
     try:
         return CountSystem.model_validate(read_yaml(source, what))
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
 
 
 def offered(system: CountSystem, rule_set: RuleSet) -> bool:

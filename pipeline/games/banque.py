@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.cards import VALUES
-from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
+from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     PLAYER,
@@ -81,7 +81,7 @@ def load_policy(name_or_path: str) -> BanquePolicy:
     try:
         return BanquePolicy.model_validate(document)
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
 
 
 def check_banque(rule_set: RuleSet) -> RuleSet:
