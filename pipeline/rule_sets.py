@@ -27,7 +27,8 @@ class _Strict(BaseModel):
 
 
 class Burn(_Strict):
-    """Seed 003: turn one card, then burn as many as its value; a ten or face burns `ten_value_burns`."""
+    """docs/rules.md, "Shoe procedure": turn one card, then burn as many as its value; a ten or face burns
+    `ten_value_burns`."""
 
     enabled: bool
     ten_value_burns: Annotated[int, Field(ge=0, le=10)] = 10

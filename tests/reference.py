@@ -1,4 +1,4 @@
-"""An independent, plain-Python reference of the game, written from RULES.md without the
+"""An independent, plain-Python reference of the game, written from docs/rules.md without the
 project's tables: the checker every engine in the project is compared against."""
 
 from decimal import Decimal
@@ -15,7 +15,7 @@ def card_value(code: int) -> int:
 
 
 def punto_banco_banker_draws(banker: int, v: int) -> bool:
-    """RULES.md's Banker table, when the Player drew a third card worth v."""
+    """docs/rules.md's Banker table, when the Player drew a third card worth v."""
     if banker <= 2:
         return True
     if banker == 3:
@@ -30,7 +30,7 @@ def punto_banco_banker_draws(banker: int, v: int) -> bool:
 
 
 def reference_round(p1, b1, p2, b2, c5, c6):
-    """Punto banco written out plainly from RULES.md, independent of the tables."""
+    """Punto banco written out plainly from docs/rules.md, independent of the tables."""
     player = (p1 + p2) % 10
     banker = (b1 + b2) % 10
     player_cards = banker_cards = 2
@@ -50,7 +50,7 @@ def reference_round(p1, b1, p2, b2, c5, c6):
 
 
 def reference_chemin_de_fer(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, banker_chooses):
-    """Chemin de fer written out plainly from RULES.md: naturals end the round; the Player draws on
+    """Chemin de fer written out plainly from docs/rules.md: naturals end the round; the Player draws on
     0-4, stands on 6-7 and chooses at 5; banker_chooses(total, (b1, b2), v or None when the Player
     stood) says True or False where the Banker chooses, None where the punto banco table decides.
     Returns the final totals (Player, Banker)."""
@@ -73,7 +73,7 @@ def chemin_de_fer_hands(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, banker_
     return player, banker, player_cards, banker_cards
 
 
-# RULES.md: the casino Banker chooses at 3 v 9, 4 v 1, 5 v 4 and 6 when the Player stood (None);
+# docs/rules.md: the casino Banker chooses at 3 v 9, 4 v 1, 5 v 4 and 6 when the Player stood (None);
 # the parlor Banker at every cell. Both Players choose at 5.
 CASINO_BANKER_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}
 PLAYER_OPTION_TOTAL = 5

@@ -30,7 +30,7 @@ from pipeline.games.value import INFINITE, against_player, count_deals, pair_val
 from pipeline.rule_sets import load_rule_set
 from pipeline.rules import PLAYER_STOOD, load_draw_rules
 
-CASINO_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}  # RULES.md: Banker total v the Player's third card
+CASINO_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}  # docs/rules.md: Banker total v the Player's third card
 
 
 @cache

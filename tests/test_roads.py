@@ -1,4 +1,4 @@
-"""The roads of short sequences, computed by hand from the rules in RULES.md, through both
+"""The roads of short sequences, computed by hand from the rules in docs/rules.md, through both
 engines and the `baccarat roads` command."""
 
 import json

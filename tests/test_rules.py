@@ -7,7 +7,7 @@ import pytest
 from pipeline.rules import PLAYER_STOOD, Result, load_draw_rules, play_round
 from reference import reference_round
 
-# The banker table exactly as RULES.md prints it: total -> (draws when v is, stands when v is).
+# The banker table exactly as docs/rules.md prints it: total -> (draws when v is, stands when v is).
 RULES_MD_BANKER_TABLE = {
     0: ("always", "—"),
     1: ("always", "—"),
@@ -75,7 +75,7 @@ def test_natural_nine_beats_natural_eight(draw):
 
 
 
-# Chemin de fer (RULES.md): the Player chooses at 5; the casino Banker at 3 v 9, 4 v 1, 5 v 4 and 6 when
+# Chemin de fer (docs/rules.md): the Player chooses at 5; the casino Banker at 3 v 9, 4 v 1, 5 v 4 and 6 when
 # the Player stood, the punto banco table elsewhere; the parlor Banker at every cell of totals 0-7.
 CASINO_OPTION_CELLS = {(3, 9), (4, 1), (5, 4), (6, PLAYER_STOOD)}
 

@@ -1,6 +1,6 @@
 """Baccarat banque: one Banker against two Player hands, with one drawing decision for both.
 
-The round (RULES.md): two cards to hand 1, hand 2 and the Banker. A natural of the Banker, or
+The round (docs/rules.md): two cards to hand 1, hand 2 and the Banker. A natural of the Banker, or
 of both hands, ends it; a hand with a natural (the Banker having none) is paid at once and play
 goes on against the other. Each hand still playing draws on 0-4, stands on 6-7 and, at 5, draws
 with its strategy's probability (hand 1 first). The Banker then sees his total and what each hand
