@@ -38,6 +38,12 @@ class Chain:
     # [(jump, weight), ...], the weights summing to `denominator`; the first band starts at `low`
     bands: list[tuple[int, list]]
 
+    @property
+    def fill(self) -> int:
+        """About how many entries the LU factors hold: the states times the longest jump back."""
+        size = self.goal - self.low
+        return size * min(size, max(-jump for _, moves in self.bands for jump, _ in moves))
+
     def band_states(self) -> list[np.ndarray]:
         ends = [first for first, _ in self.bands[1:]] + [self.goal]
         return [np.arange(first - self.low, end - self.low) for (first, _), end in zip(self.bands, ends)]

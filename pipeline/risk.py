@@ -22,6 +22,7 @@ from pipeline.tables import RuleSet
 
 HUNDREDTHS = 100
 RISK_SYSTEMS = ("flat", "martingale")
+MOST_FILL = 200_000_000  # LU entries: seconds and a few hundred MB; a Banker Martingale to 800 units is more
 
 
 def net_distribution(rule_set: RuleSet, kind: str) -> dict[Fraction, Fraction]:
@@ -49,10 +50,7 @@ class Cycle:
     changes: dict[Fraction, Fraction]  # bankroll change in units -> probability
     rounds: Fraction  # expected rounds dealt, pushes included
     wagered: Fraction  # expected units staked, pushes included
-
-    @property
-    def losing(self) -> Fraction:
-        return sum((p for change, p in self.changes.items() if change < 0), Fraction(0))
+    losing: Fraction  # the probability that every stake loses (a Banker win late in a cycle can lose money too)
 
     @property
     def expected(self) -> Fraction:
@@ -72,7 +70,8 @@ def cycle(distribution: dict[Fraction, Fraction], levels: int) -> Cycle:
                 changes[change] = changes.get(change, 0) + loss**level * p / decided
     changes[Fraction(1 - 2**levels)] = changes.get(Fraction(1 - 2**levels), 0) + loss**levels
     reached = [loss**level for level in range(levels)]
-    return Cycle(changes, sum(reached) / decided, sum(r * 2**level for level, r in enumerate(reached)) / decided)
+    wagered = sum(r * 2**level for level, r in enumerate(reached)) / decided
+    return Cycle(changes, sum(reached) / decided, wagered, loss**levels)
 
 
 def most_levels(top: Fraction, table_max: Fraction | None) -> int:
@@ -153,6 +152,11 @@ def risk(question: RiskQuestion, distribution: dict[Fraction, Fraction]) -> Risk
     """Probability of reaching the goal before ruin, expected rounds and stakes, for one bet's distribution."""
     check_question(question)
     chain, cycles = _chain(question, distribution)
+    if chain.fill > MOST_FILL:
+        raise BaccaratError(f"{question.system} on {question.bet} from {_decimal(question.bankroll)} to "
+                            f"{_decimal(question.bankroll + question.goal)} units is a chain of "
+                            f"{chain.goal - chain.low:,} states, too many to solve in a few seconds: give a "
+                            "smaller bankroll and goal")
     goal, rounds, wagered = solve(chain, [[c.rounds for c in cycles], [c.wagered for c in cycles]])
     first = None
     if question.system == "martingale":
