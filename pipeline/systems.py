@@ -7,7 +7,7 @@ the table's limits, and the session it plays: see docs/betting-systems.md.
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from pipeline.bets import BET_KINDS
 from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
@@ -74,10 +74,15 @@ class Session(_Strict):
     span_shoes: bool = True  # whether a session goes on into the next shoe
 
 
+# A bet kind by name, or a mapping that is a chooser: each gets only its own error messages.
+BetChoice = Annotated[Annotated[str, Tag("kind")] | Annotated[Chooser, Tag("chooser")],
+                      Discriminator(lambda value: "kind" if isinstance(value, str) else "chooser")]
+
+
 class System(_Strict):
     name: Annotated[str, Field(pattern=NAME.pattern)]
     description: str = ""
-    bet: str | Chooser
+    bet: BetChoice
     progression: Progression
     unit: Money
     table: TableLimits
@@ -115,7 +120,7 @@ class System(_Strict):
     def with_session(self, **changes) -> "System":
         """The system with some session parameters replaced (None keeps the file's), validated again."""
         given = {key: value for key, value in changes.items() if value is not None}
-        document = self.model_dump()
+        document = self.model_dump(exclude_unset=True)
         document["session"] = {**document["session"], **given}
         return _validated(document, f"system {self.name!r}")
 

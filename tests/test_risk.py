@@ -166,6 +166,8 @@ def test_json_carries_every_value_with_its_bound(capsys):
      "the table maximum 0.5 is below the unit"),
     (["--bet", "banker", "--bankroll", "10", "--goal", "10", "--table-max", "8"], "--table-max is for"),
     (["--bet", "banker", "--bankroll", "10", "--goal", "10", "--rules", "chemin_de_fer"], "leaves drawing"),
+    (["--bet", "banker", "--bankroll", "1000", "--goal", "1000", "--system", "martingale"],
+     "a chain of 39,980 states, too many to solve in a few seconds"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, arguments, message):
     status = main(["risk", *arguments])
