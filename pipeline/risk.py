@@ -22,7 +22,7 @@ from pipeline.tables import RuleSet
 
 HUNDREDTHS = 100
 RISK_SYSTEMS = ("flat", "martingale")
-MOST_FILL = 200_000_000  # LU entries: seconds and a few hundred MB; a Banker Martingale to 800 units is more
+MOST_FILL = 200_000_000  # LU entries: seconds and a few hundred MB; a Banker Martingale to 700 units is more
 
 
 def net_distribution(rule_set: RuleSet, kind: str) -> dict[Fraction, Fraction]:
