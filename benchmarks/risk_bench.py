@@ -10,10 +10,9 @@ goal of 1,000 in under 1 s. The script is a report: it exits 0.
 
 import subprocess
 import sys
-import time
 from fractions import Fraction
 
-from bench_support import machine_load
+from bench_support import best_of_three, machine_load
 
 from pipeline.risk import RiskQuestion, net_distribution, risk
 from pipeline.tables import load_rule_set
@@ -27,15 +26,6 @@ CASES = [  # bet, system, bankroll, goal, table maximum (units)
     ("banker", "martingale", 100, 100, 512),
     ("banker", "martingale", 300, 300, 512),
 ]
-
-
-def best_of_three(work) -> float:
-    seconds = []
-    for _ in range(3):
-        started = time.perf_counter()
-        work()
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
 
 
 def main() -> None:

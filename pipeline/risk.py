@@ -9,7 +9,7 @@ The chain is solved by pipeline/lattice.py to a proven error bound.
 """
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from math import ceil, gcd, lcm
 
@@ -22,6 +22,7 @@ from pipeline.tables import RuleSet
 
 HUNDREDTHS = 100
 RISK_SYSTEMS = ("flat", "martingale")
+MOST_UNITS = 10_000  # bankroll plus goal: 200,000 lattice points on Banker
 MOST_FILL = 200_000_000  # LU entries: seconds and a few hundred MB; a Banker Martingale to 700 units is more
 
 
@@ -123,14 +124,17 @@ def check_question(question: RiskQuestion) -> None:
         raise BaccaratError(f"unknown system {question.system!r} for risk (known: {', '.join(RISK_SYSTEMS)})")
     for name, value in (("bankroll", question.bankroll), ("goal", question.goal)):
         if value <= 0 or (value * HUNDREDTHS).denominator != 1:
-            raise BaccaratError(f"--{name} must be a positive number of units with at most 2 decimals, got {_decimal(value, 6)}")
+            raise BaccaratError(f"--{name} must be a positive number of units with at most 2 decimals, "
+                                f"got {_shown(value)}")
+    if question.bankroll + question.goal > MOST_UNITS:
+        raise BaccaratError(f"bankroll plus goal is at most {MOST_UNITS:,} units")
     if question.bankroll < 1:
-        raise BaccaratError(f"a bankroll of {_decimal(question.bankroll, 6)} units cannot cover one stake of 1 unit")
+        raise BaccaratError(f"a bankroll of {_shown(question.bankroll)} units cannot cover one stake of 1 unit")
     if question.table_max is not None:
         if question.system != "martingale":
             raise BaccaratError("--table-max is for --system martingale")
         if question.table_max < 1:
-            raise BaccaratError(f"the table maximum {_decimal(question.table_max, 6)} is below the unit (1)")
+            raise BaccaratError(f"the table maximum {_shown(question.table_max)} is below the unit (1)")
 
 
 def _chain(question: RiskQuestion, distribution: dict[Fraction, Fraction]) -> tuple[Chain, list[Cycle]]:
@@ -160,7 +164,7 @@ def risk(question: RiskQuestion, distribution: dict[Fraction, Fraction]) -> Risk
     goal, rounds, wagered = solve(chain, [[c.rounds for c in cycles], [c.wagered for c in cycles]])
     first = None
     if question.system == "martingale":
-        first = cycles[max(band for band, (first, _) in enumerate(chain.bands) if first <= chain.start)]
+        first = cycles[max(band for band, (begins, _) in enumerate(chain.bands) if begins <= chain.start)]
     edge = sum(net * p for net, p in distribution.items())
     return RiskAnswer(question, edge, goal, rounds, wagered, first, chain.goal - chain.low)
 
@@ -184,5 +188,12 @@ def risk_document(answer: RiskAnswer) -> dict:
     return document
 
 
+def _shown(value: Fraction) -> str:
+    """A number as given (a bad one included), for messages."""
+    return f"{Decimal(value.numerator) / value.denominator:g}"
+
+
 def _decimal(value: Fraction, places: int = 2) -> str:
-    return f"{round(Decimal(value.numerator) / Decimal(value.denominator), places).normalize():f}"
+    with localcontext() as context:
+        context.prec = len(str(abs(value.numerator) // value.denominator)) + places + 1
+        return f"{round(Decimal(value.numerator) / Decimal(value.denominator), places).normalize():f}"

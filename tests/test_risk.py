@@ -166,6 +166,9 @@ def test_json_carries_every_value_with_its_bound(capsys):
      "the table maximum 0.5 is below the unit"),
     (["--bet", "banker", "--bankroll", "10", "--goal", "10", "--table-max", "8"], "--table-max is for"),
     (["--bet", "banker", "--bankroll", "10", "--goal", "10", "--rules", "chemin_de_fer"], "leaves drawing"),
+    (["--bet", "player", "--bankroll", "1e400", "--goal", "1"], "bankroll plus goal is at most 10,000 units"),
+    (["--bet", "player", "--bankroll", "-1e400", "--goal", "1"], "--bankroll must be a positive number"),
+    (["--bet", "player", "--bankroll", "10", "--goal", "1e-400"], "--goal must be a positive number"),
     (["--bet", "banker", "--bankroll", "1000", "--goal", "1000", "--system", "martingale"],
      "a chain of 39,980 states, too many to solve in a few seconds"),
 ])

@@ -7,7 +7,6 @@ import polars as pl
 import pytest
 import yaml
 
-from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.marts.engines import Engine, outcomes_table, road_cells
 from pipeline.play import Round, _BigRoad, play_session
@@ -29,21 +28,21 @@ def test_the_shipped_systems_load_and_fit_the_default_table():
     assert load_system("martingale_player_512").table.maximum == 512 * load_system("martingale_player_512").unit
 
 
+def _merged(document: dict, changes: dict) -> dict:
+    """`changes` merged into a system's document, one level deep; None deletes a key."""
+    merged = {**document, **{key: {**document[key], **value} if isinstance(value, dict)
+                             and isinstance(document.get(key), dict) else value for key, value in changes.items()}}
+    return {key: value for key, value in merged.items() if value is not None}
+
+
 @pytest.fixture
 def system_file(tmp_path):
-    """A variant of a shipped system in tmp_path: `changes` merged in (one level deep), None deletes a key."""
+    """A variant of a shipped system written to tmp_path; returns its path."""
 
     def write(changes: dict, base: str = "martingale_player_32"):
-        document = yaml.safe_load(resource("conf", "systems", f"{base}.yaml").read_text())
-        for key, value in changes.items():
-            if value is None:
-                document.pop(key)
-            elif isinstance(value, dict) and isinstance(document.get(key), dict):
-                document[key] = {**document[key], **value}
-            else:
-                document[key] = value
         path = tmp_path / "system.yaml"
-        path.write_text(yaml.safe_dump(document))
+        document = load_system(base).model_dump(mode="json", exclude_unset=True)
+        path.write_text(yaml.safe_dump(_merged(document, changes)))
         return str(path)
 
     return write
@@ -93,8 +92,9 @@ def test_session_parameters_can_be_replaced_and_are_validated_again():
         system.with_session(bankroll=Decimal(1))
 
 
-NETS = {"B": {"banker": Decimal("0.95"), "player": Decimal(-1)}, "P": {"banker": Decimal(-1), "player": Decimal(1)},
-        "T": {"banker": Decimal(0), "player": Decimal(0)}}
+NETS = {"B": {"banker": Decimal("0.95"), "player": Decimal(-1), "tie": Decimal(-1)},
+        "P": {"banker": Decimal(-1), "player": Decimal(1), "tie": Decimal(-1)},
+        "T": {"banker": Decimal(0), "player": Decimal(0), "tie": Decimal(8)}}
 
 
 def _rounds(winners: str, shoe: int = 0) -> list[Round]:
@@ -103,10 +103,7 @@ def _rounds(winners: str, shoe: int = 0) -> list[Round]:
 
 def _system(name: str, **changes):
     system = load_system(name)
-    document = system.model_dump(exclude_unset=True)
-    for key, value in changes.items():
-        document[key] = {**document[key], **value} if isinstance(value, dict) else value
-    return type(system).model_validate(document)
+    return type(system).model_validate(_merged(system.model_dump(exclude_unset=True), changes))
 
 
 def test_flat_banker_settles_the_commission_in_exact_cents():
@@ -179,3 +176,23 @@ def test_derived_road_marks_agree_with_the_marts_roads():
         for name in DERIVED_ROADS:
             expected = cells.filter(pl.col("road") == name).sort("seq")["mark"].to_list()
             assert marks[name] == expected and road.last_marks.get(name) == (expected or [None])[-1]
+
+
+@pytest.mark.parametrize("name", known_systems())
+def test_every_shipped_system_plays_sessions_that_end_as_they_say(name):
+    system = load_system(name)
+    generator = random.Random(name)
+    rounds = [Round(index // 80, winner, NETS[winner])
+              for index, winner in enumerate(generator.choices("BPT", weights=(46, 45, 9), k=8_000))]
+    position, endings = 0, set()
+    while position < len(rounds):
+        result = play_session(system, rounds[position:])
+        position += result.rounds
+        endings.add(result.ended)
+        session = system.session
+        assert {"goal": result.end >= session.bankroll + session.goal, "ruin": result.end < system.unit,
+                "max_rounds": result.rounds >= session.max_rounds, "incomplete": position == len(rounds)
+                }[result.ended]
+        assert result.max_drawdown >= max(0, session.bankroll - result.end) and result.stakes == result.rounds
+        assert result.wagered >= result.stakes * system.unit
+    assert "goal" in endings and ("ruin" in endings or "max_rounds" in endings)
