@@ -2,6 +2,7 @@
 
 import random
 from decimal import Decimal
+from fractions import Fraction
 
 import polars as pl
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from pipeline.errors import BaccaratError
 from pipeline.marts.engines import Engine, outcomes_table, road_cells
 from pipeline.play import Round, _BigRoad, play_session
+from pipeline.risk import RiskQuestion, net_distribution, risk
 from pipeline.systems import DERIVED_ROADS, known_systems, load_system
 from pipeline.tables import load_rule_set
 
@@ -196,3 +198,24 @@ def test_every_shipped_system_plays_sessions_that_end_as_they_say(name):
         assert result.max_drawdown >= max(0, session.bankroll - result.end) and result.stakes == result.rounds
         assert result.wagered >= result.stakes * system.unit
     assert "goal" in endings and ("ruin" in endings or "max_rounds" in endings)
+
+
+@pytest.mark.slow
+def test_sessions_played_round_by_round_agree_with_the_exact_risk_of_ruin():
+    """play_session and `baccarat risk` share their definitions of goal, ruin and a lost Martingale cycle."""
+    distribution = net_distribution(load_rule_set("punto_banco"), "banker")
+    exact = risk(RiskQuestion("banker", "martingale", Fraction(20), Fraction(10), Fraction(8)), distribution)
+    system = _system("martingale_banker", table={"maximum": "80"},
+                     session={"bankroll": "200", "goal": "100", "max_rounds": None})
+    generator = random.Random(21)
+    weights = [float(distribution[Fraction(19, 20)]), float(distribution[Fraction(-1)]), float(distribution[0])]
+
+    def rounds():
+        while True:
+            winner = generator.choices("BPT", weights=weights)[0]
+            yield Round(0, winner, NETS[winner])
+
+    sessions = 3000
+    reached = sum(play_session(system, rounds()).ended == "goal" for _ in range(sessions))
+    p = float(exact.goal_reached.value)
+    assert abs(reached / sessions - p) < 4 * (p * (1 - p) / sessions) ** 0.5
