@@ -881,7 +881,6 @@ def vacuum(
         print(f"{out.location(table)}: {verb} {len(removed)} files")
 
 
-
 @app.command()
 def risk(
     bet: Annotated[str, typer.Option(help="The bet: player, banker, tie or any bet of the rule set.")],
