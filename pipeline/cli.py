@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline import risk as risk_model
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.composition import job as composition_job
 from pipeline.errors import BaccaratError
@@ -755,6 +756,42 @@ def vacuum(
         verb = "would remove" if dry_run else "removed"
         print(f"{out.location(table)}: {verb} {len(removed)} files")
 
+
+@app.command()
+def risk(
+    bet: Annotated[str, typer.Option(help="The bet: player, banker, tie or any bet of the rule set.")],
+    bankroll: Annotated[str, typer.Option(help="The bankroll at the start, in units (the stake is 1 unit).")],
+    goal: Annotated[str, typer.Option(
+        help="The win goal, in units: the session ends as soon as the bankroll is at least bankroll + goal "
+             "(a win may pass it: a Banker win at 0.95 by less than one unit).")],
+    system: Annotated[str, typer.Option(help="flat (1 unit a round) or martingale (1, 2, 4, ... units until a "
+                                             "win; a stake the table maximum or the bankroll cannot take is a "
+                                             "losing cycle, and the next stake is 1 unit).")] = "flat",
+    table_max: Annotated[str | None, typer.Option(help="Martingale: the table maximum, in units.")] = None,
+    rules: RulesOption = DEFAULT_RULES,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """The exact risk of ruin of flat or Martingale betting, rounds dealt independently with the rule set's
+    exact odds: the chance to reach the goal before ruin (the bankroll cannot cover the next stake of
+    1 unit), the expected rounds, stakes and net, and a Martingale's losing cycle; each value with a proven
+    bound on its distance from the exact rational (docs/betting-systems.md)."""
+    question = risk_model.RiskQuestion(bet, system, risk_model.units(bankroll, "--bankroll"),
+                                       risk_model.units(goal, "--goal"),
+                                       None if table_max is None else risk_model.units(table_max, "--table-max"))
+    risk_model.check_question(question)
+    answer = risk_model.risk(question, risk_model.net_distribution(load_rule_set(rules), bet))
+    document = risk_model.risk_document(answer)
+    if as_json:
+        print(json.dumps(document))
+        return
+    table = Table(title=f"{system} on {bet}, bankroll {document['bankroll']}, goal +{document['goal']} units")
+    for column in ("quantity", "value", "error bound"):
+        table.add_column(column, justify="left" if column == "quantity" else "right")
+    for key in ("goal_reached", "ruined", "expected_rounds", "expected_wagered", "expected_net"):
+        table.add_row(key.replace("_", " "), document[key]["value"], document[key]["error_bound"])
+    for key, value in document.get("cycle", {}).items():
+        table.add_row(f"first cycle: {key.replace('_', ' ')}", value, "exact")
+    Console().print(table)
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
