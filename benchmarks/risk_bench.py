@@ -16,7 +16,7 @@ from fractions import Fraction
 from bench_support import best_of_three, machine_load
 
 from pipeline.risk import RiskQuestion, net_distribution, risk
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 
 TARGET_SECONDS = 1.0
 CASES = [  # bet, system, bankroll, goal, table maximum (units)

@@ -18,7 +18,7 @@ from pipeline.cards import code_counts, value_counts
 from pipeline.errors import BaccaratError
 from pipeline.exact import pair_combinations, result_combinations
 from pipeline.lattice import Certified, Chain, solve
-from pipeline.tables import RuleSet
+from pipeline.rule_sets import RuleSet
 
 HUNDREDTHS = 100
 RISK_SYSTEMS = ("flat", "martingale")

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from pipeline.bets import BET_KINDS
-from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
+from pipeline.config_files import NAME, known_names, locate, validation_problems, read_yaml
 from pipeline.errors import BaccaratError
 
 Money = Annotated[Decimal, Field(gt=0, decimal_places=2, allow_inf_nan=False)]
@@ -129,7 +129,7 @@ def _validated(document: dict, what: str) -> System:
     try:
         return System.model_validate(document)
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
 
 
 def known_systems() -> list[str]:

@@ -11,11 +11,11 @@ import pytest
 # A module's floor is the floor of the longest name here that is it or a package holding it.
 FLOORS = {
     "pipeline": 1, "pipeline.cards": 1, "pipeline.schemas": 1, "pipeline.config_files": 1,
-    "pipeline.errors": 1, "pipeline.progress": 1,
+    "pipeline.errors": 1, "pipeline.progress": 1, "pipeline.lattice": 1,
     "pipeline.storage": 2, "pipeline.rules": 2, "pipeline.bets": 2,
-    "pipeline.rule_sets": 3, "pipeline.spark": 3,
+    "pipeline.rule_sets": 3, "pipeline.spark": 3, "pipeline.systems": 3,
     "pipeline.tasks": 4, "pipeline.runs": 4,
-    "pipeline.exact": 5, "pipeline.games": 5,
+    "pipeline.exact": 5, "pipeline.games": 5, "pipeline.risk": 5, "pipeline.play": 5,
     "pipeline.simulate": 6, "pipeline.composition": 6,
     "pipeline.marts": 7,
     "pipeline.report": 8, "pipeline.dictionary": 8,  # documents: the dashboard, the data dictionary

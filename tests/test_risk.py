@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.risk import RiskQuestion, cycle, net_distribution, risk
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 
 
 @pytest.fixture(scope="module")

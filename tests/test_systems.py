@@ -13,7 +13,7 @@ from pipeline.marts.engines import Engine, outcomes_table, road_cells
 from pipeline.play import Round, _BigRoad, play_session
 from pipeline.risk import RiskQuestion, net_distribution, risk
 from pipeline.systems import DERIVED_ROADS, known_systems, load_system
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 
 REQUIRED = ["flat_banker", "flat_player", "martingale_player_32", "martingale_player_512", "martingale_banker",
             "paroli_player", "one_three_two_six_banker", "dalembert_banker", "fibonacci_player", "follow_the_shoe",
