@@ -35,7 +35,8 @@ from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cel
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
-from pipeline.runs import check_run_id, read_run, read_runs
+from pipeline.repair import repair_data_tables, verify_store
+from pipeline.runs import DamagedRun, check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanqueRun, write_run
@@ -474,8 +475,11 @@ def simulate(
         print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
+    for line in repair_data_tables(out) if overwrite else ():
+        print(line)
+    existing = job.prepare(plan, overwrite)
     replacing = overwrite and read_run(out, run_id) is not None
-    if job.prepare(plan, overwrite) is not None:
+    if existing is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return run_id
     started = time.monotonic()
@@ -864,6 +868,25 @@ def runs(
 
 
 @app.command()
+def verify(
+    out: OutOption = DEFAULT_OUT,
+    run_id: Annotated[list[str] | None, typer.Option(
+        "--run-id", help="Runs to verify (repeatable); default every committed run.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of lines.")] = False,
+) -> int:
+    """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
+    records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
+    problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
+    if as_json:
+        print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
+    elif problems:
+        print("\n".join(problems))
+    else:
+        print(f"verified {_count(runs_checked, 'run')} in {out}: every log, file and contract checks out")
+    return 1 if problems else 0
+
+
+@app.command()
 def vacuum(
     out: OutOption = DEFAULT_OUT,
     retention_hours: Annotated[int, typer.Option(
@@ -896,7 +919,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except (job.SimulationFailed, composition_job.CompositionFailed) as error:  # a full disk, ...: not bad input
+    except (job.SimulationFailed, composition_job.CompositionFailed, DamagedRun) as error:  # a full disk, ...: not bad input
         print(f"error: {error}", file=sys.stderr)
         return 1
     except BaccaratError as error:

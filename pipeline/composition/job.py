@@ -19,7 +19,7 @@ from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
-from pipeline.runs import read_committed_run, run_files, verify_files
+from pipeline.runs import check_run, read_committed_run, run_files
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
 from pipeline.tables import RuleSet
@@ -76,7 +76,7 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     if shoes is not None and shoes > run["shoes"]:
         raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run['shoes']:,} shoes)")
     systems = count_systems_for(rule_set, counts)
-    verify_files(out, run)
+    check_run(out, run)
     return Plan(run, rule_set, shoes or run["shoes"], systems, out, partitions)
 
 
