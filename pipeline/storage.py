@@ -400,10 +400,11 @@ class Store:
         aside = f"{DELTA_LOG}.damaged-{int(time.time() * 1000)}"
         moved = [name for name, version in self._log_entries(table).items() if version >= first]
         with self._errors(f"cannot set the damaged log of table {table!r} aside"):
+            if self.file_sizes([f"{table}/{DELTA_LOG}/{LAST_CHECKPOINT}"])[0] is not None:
+                moved.append(LAST_CHECKPOINT)  # it may name a checkpoint set aside
             self.filesystem.create_dir(self.fs_path(table, aside))
-            for name in sorted(moved, reverse=True) + [LAST_CHECKPOINT]:  # the newest first: no gap meanwhile
-                with contextlib.suppress(FileNotFoundError):
-                    self.filesystem.move(self.fs_path(table, DELTA_LOG, name), self.fs_path(table, aside, name))
+            for name in sorted(moved, reverse=True):  # the newest first: the log has no gap meanwhile
+                self.filesystem.move(self.fs_path(table, DELTA_LOG, name), self.fs_path(table, aside, name))
         return self.location(table, aside)
 
     def partition_files(self, table: str, run_id: str, version: int | None = None) -> list[dict]:
