@@ -919,7 +919,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except (job.SimulationFailed, composition_job.CompositionFailed, DamagedRun) as error:  # a full disk, ...: not bad input
+    except (job.SimulationFailed, composition_job.CompositionFailed, DamagedRun) as error:  # the world failed
         print(f"error: {error}", file=sys.stderr)
         return 1
     except BaccaratError as error:

@@ -164,8 +164,8 @@ def uncommitted(store: Store, run: dict, table: str) -> str | None:
             return None  # an overwrite that failed after this table's commit: the run's own version holds them
     except StorageError as error:
         return str(error)
-    return f"the {table} table does not hold the files its runs row lists" + (
-        f" (its log ends at version {latest}, before the run's commit, version {recorded})" if recorded > latest else "")
+    lost = f" (its log ends at version {latest}, before the run's commit, version {recorded})"
+    return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")
 
 
 def run_problems(store: Store, run: dict, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:

@@ -83,7 +83,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
         raise BaccaratError(f"warehouse {path}: {str(error).strip().splitlines()[0]}") from None
     record = read_run(out, run_id)
     if record is not None and shoe_id is not None:  # the shoe's rounds files are read: hashed first
-        check_run(out, record, {f["path"] for f in run_files(record, "rounds") if f["first_shoe"] <= shoe_id <= f["last_shoe"]})
+        check_run(out, record, {f["path"] for f in run_files(record, "rounds")
+                                if f["first_shoe"] <= shoe_id <= f["last_shoe"]})
     data["shoe_rounds"] = shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
     try:
