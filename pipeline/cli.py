@@ -32,11 +32,12 @@ from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
-from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
+from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
-from pipeline.repair import repair_data_tables, verify_store
+from pipeline.repair import repair_data_tables, repair_logs, verify_store
 from pipeline.runs import DamagedRun, check_run_id, read_run, read_runs
+from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanqueRun, write_run
@@ -505,6 +506,8 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
     out.check_writable()
+    for line in repair_logs(out, [BANQUE_TABLE]) if overwrite else ():
+        print(f"{line}: deal the other runs it held again")
     started = time.monotonic()
     spark = spark_session(master, f"baccarat simulate {run.run_id}")
     reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
@@ -538,6 +541,8 @@ def composition(
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
     out.check_writable()
+    for line in repair_logs(out, [composition_job.ROUND_EV]):
+        print(f"{line}: compute the round_ev rows of the other runs it held again")
     if composition_job.is_committed(plan):
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
@@ -593,6 +598,8 @@ def marts(
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     out.check_writable()
+    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+        print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
     for run in runs:
         started = time.monotonic()
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))

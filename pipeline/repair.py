@@ -7,7 +7,7 @@ import shlex
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.runs import (DATA_TABLES, RUNS, DamagedRun, contract_problem, read_run, read_runs, repair_command,
-                           run_files, run_problems, transaction, uncommitted)
+                           run_files, run_problems, transaction, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
 
@@ -67,12 +67,36 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     return problems, len(checked)
 
 
+def repair_logs(store: Store, tables: list[str]) -> list[str]:
+    """Set aside the damaged part of the logs of `tables`; a line for each log set aside."""
+    return [f"the damaged log of {store.location(table)} is set aside in {aside}"
+            for table in tables if (aside := store.set_log_aside(table))]
+
+
+def _restore_runs_rows(store: Store) -> list[str]:
+    """Commit again, for each run with no committed row, its newest row file whose listed rounds and
+    shoes files all verify (their size, SHA-256 and contract): rows a set-aside log had committed."""
+    committed, done = store.run_ids(RUNS), []
+    for run_id, files in store.written_files(RUNS).items():
+        if run_id in committed:
+            continue
+        for file in reversed(files):  # the newest first: names carry the attempt's start
+            run = written_run(store, run_id, file["path"])
+            if run is not None and not run_problems(store, run, committed=False):
+                store.commit_partition(RUNS, run_id, [file | {"rows": 1}], contract(RUNS).table_schema(()),
+                                       transaction(run))
+                done.append(f"run {run_id!r}: its row is committed again to {store.location(RUNS)}")
+                break
+    return done
+
+
 def repair_data_tables(store: Store) -> list[str]:
-    """Set aside the damaged part of the logs of rounds, shoes and runs, then commit again every run's
-    rounds and shoes that its row lists, where the table no longer holds them and they all verify
-    (their size and SHA-256); returns a line for each log set aside and each run committed again."""
-    done = [f"the damaged log of {store.location(table)} is set aside in {aside}"
-            for table in (*DATA_TABLES, RUNS) if (aside := store.set_log_aside(table))]
+    """Set aside the damaged part of the logs of rounds, shoes and runs, commit again the runs rows they
+    lost, then every run's rounds and shoes that its row lists, where the table no longer holds them
+    and they all verify (their size and SHA-256); returns a line for each thing done."""
+    done = repair_logs(store, list(DATA_TABLES))
+    if runs_log := repair_logs(store, [RUNS]):
+        done += runs_log + _restore_runs_rows(store)
     for run in read_runs(store):
         for table in DATA_TABLES:
             if uncommitted(store, run, table) and not run_problems(store, _only(run, table), checksums=True,
@@ -89,10 +113,9 @@ def _only(run: dict, table: str) -> dict:
 
 def existing_run(store: Store, run_id: str, parameters: dict, overwrite: bool) -> dict | None:
     """The committed run `run_id`, for a job about to deal it: None when there is none or (with
-    `overwrite`) when it is damaged, so that it is dealt again; damaged logs of the data tables are
-    repaired first. Without `overwrite`, a damaged run with these parameters is DamagedRun naming the
-    repair command; its files' sizes and contracts are checked, not their checksums. A damaged log is
-    repaired by repair_data_tables, before."""
+    `overwrite`) when it is damaged, so that it is dealt again (its tables' damaged logs are repaired
+    before, by repair_data_tables). Without `overwrite`, a damaged run with these parameters is
+    DamagedRun naming the repair command; its files' sizes and contracts are checked, not their checksums."""
     try:
         run = read_run(store, run_id)
     except StorageError as error:

@@ -104,6 +104,15 @@ def read_run(store: Store, run_id: str) -> dict | None:
     return _record(rows.to_pylist()[0]) if rows is not None and rows.num_rows else None
 
 
+def written_run(store: Store, run_id: str, path: str) -> dict | None:
+    """The record in the runs row file at `path` (committed or not), or None when it holds no readable row."""
+    try:
+        rows = store.read_file_rows(path).to_pylist()
+        return _record(rows[0] | {"run_id": run_id}) if len(rows) == 1 else None
+    except BaccaratError:
+        return None
+
+
 def read_committed_run(store: Store, run_id: str) -> tuple[dict, RuleSet]:
     """A committed run's record and its rule set, or a one-line error: an unknown run, a malformed rule set."""
     record = read_run(store, run_id)

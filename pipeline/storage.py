@@ -425,6 +425,27 @@ class Store:
         delta = self.delta_table(table)
         return {values[PARTITION] for values in delta.partitions()} if delta is not None else set()
 
+    def written_files(self, table: str) -> dict[str, list[dict]]:
+        """The data files in a table's run folders, committed or not (temporaries aside), by run id:
+        each with its path under OUT and size, sorted by name."""
+        with self._errors(f"table {table!r} is not readable"):
+            found = self.filesystem.get_file_info(pafs.FileSelector(self.fs_path(table), recursive=True,
+                                                                    allow_not_found=True))
+        prefix = self.fs_path(table) + "/"
+        files: dict[str, list[dict]] = {}
+        for info in sorted(found, key=lambda i: i.path):
+            folder, _, name = info.path.removeprefix(prefix).partition("/")
+            if (info.type == pafs.FileType.File and folder.startswith(f"{PARTITION}=") and name.endswith(".parquet")
+                    and "/" not in name and not name.startswith(TEMPORARY_PREFIX)):
+                files.setdefault(folder.removeprefix(f"{PARTITION}="), []).append(
+                    {"path": f"{table}/{folder}/{name}", "size": info.size})
+        return files
+
+    def read_file_rows(self, path: str) -> pa.Table:
+        """The rows of one data file at `path` under OUT."""
+        with self._errors(f"cannot read {self.location(path)}"):
+            return pq.read_table(self.fs_path(path), filesystem=self.filesystem)
+
     def read_rows(self, table: str, run_ids: list[str] | None = None) -> pa.Table | None:
         """The rows of a table (of the runs in `run_ids`, default all), or None when it does not exist."""
         delta = self.delta_table(table)

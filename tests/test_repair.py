@@ -43,67 +43,100 @@ def _file(store: Store, table: str = "rounds") -> str:
     return run_files(read_run(store, "first"), table)[0]["path"]
 
 
-def truncate_a_file(store: Store) -> str:
+def truncate_a_file(store: Store) -> tuple[str, dict]:
     path = _file(store)
     _write(store, path, _bytes(store, path)[:1000])
-    return store.location(path)
+    return store.location(path), FIRST
 
 
-def random_bytes_in_a_file(store: Store) -> str:
+def random_bytes_in_a_file(store: Store) -> tuple[str, dict]:
     path = _file(store)
     _write(store, path, os.urandom(len(_bytes(store, path))))
-    return store.location(path)
+    return store.location(path), FIRST
 
 
-def delete_a_file(store: Store) -> str:
+def delete_a_file(store: Store) -> tuple[str, dict]:
     path = _file(store, "shoes")
     store.filesystem.delete_file(store.fs_path(path))
-    return store.location(path)
+    return store.location(path), FIRST
 
 
-def _first_commit(store: Store) -> str:
-    return f"rounds/{DELTA_LOG}/{1:020d}.json"  # the first run's commit: the second run's is version 2
+def _commit(table: str, version: int) -> str:
+    """A table's log entry: version 1 is the first run's commit, version 2 the second run's."""
+    return f"{table}/{DELTA_LOG}/{version:020d}.json"
 
 
-def delete_a_log_entry(store: Store) -> str:
-    store.filesystem.delete_file(store.fs_path(_first_commit(store)))
-    return store.location(_first_commit(store))
+def delete_a_log_entry(store: Store) -> tuple[str, dict]:
+    store.filesystem.delete_file(store.fs_path(_commit("rounds", 1)))
+    return store.location(_commit("rounds", 1)), FIRST
 
 
-def corrupt_a_log_entry(store: Store) -> str:
-    _write(store, _first_commit(store), os.urandom(300))
-    return store.location(_first_commit(store))
+def corrupt_a_log_entry(store: Store) -> tuple[str, dict]:
+    _write(store, _commit("rounds", 1), os.urandom(300))
+    return store.location(_commit("rounds", 1)), FIRST
 
 
-DAMAGES = [truncate_a_file, random_bytes_in_a_file, delete_a_file, delete_a_log_entry, corrupt_a_log_entry]
+def lose_the_newest_log_entry(store: Store) -> tuple[str, dict]:
+    """The log stays whole, and ends before the commit the second run's row records."""
+    store.filesystem.delete_file(store.fs_path(_commit("shoes", 2)))
+    return "the shoes table does not hold the files its runs row lists (its log ends at version 1", SECOND
+
+
+def delete_a_runs_log_entry(store: Store) -> tuple[str, dict]:
+    store.filesystem.delete_file(store.fs_path(_commit("runs", 1)))
+    return store.location(_commit("runs", 1)), FIRST
+
+
+DAMAGES = [truncate_a_file, random_bytes_in_a_file, delete_a_file, delete_a_log_entry, corrupt_a_log_entry,
+           lose_the_newest_log_entry, delete_a_runs_log_entry]
+
+
+def _command(store_uri: str, parameters: dict) -> list[str]:
+    return ["simulate", "--rules", "punto_banco", "--seed", str(parameters["seed"]), "--shoes", str(SHOES),
+            "--partitions", str(PARTITIONS), "--run-id", parameters["run_id"], "--out", store_uri]
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_run_is_found_by_verify_and_repaired_by_simulate_overwrite(spark, cli, store_uri, clean, damage):
     for parameters in (FIRST, SECOND):
         simulate(spark, store_uri, shoes=SHOES, partitions=PARTITIONS, **parameters)
-    assert cli("verify", "--out", store_uri)[:2] == (0, "verified 2 runs in " + store_uri +
-                                                       ": every log, file and contract checks out\n")
+    verified = (0, f"verified 2 runs in {store_uri}: every log, file and contract checks out\n", "")
+    assert cli("verify", "--out", store_uri) == verified
     store = Store.parse(store_uri)
-    damaged = damage(store)
+    before = _run_bytes(store, "second")
+    damaged, target = damage(store)
+    command = _command(store_uri, target)
+    repair = shlex.join(["baccarat", *command, "--overwrite"])
 
     status, out, err = cli("verify", "--out", store_uri)
     lines = out.splitlines()
     assert status == 1 and err == "" and damaged in lines[0]
-    repair = next(line for line in lines if line.startswith("run 'first'")).split("; repair: ")[1]
-    assert shlex.split(repair)[:2] == ["baccarat", "simulate"] and "--overwrite" in repair
+    assert all(line.endswith(repair) for line in lines if line.startswith(f"run {target['run_id']!r}"))
 
-    status, out, err = cli(*shlex.split(repair.removesuffix(" --overwrite"))[1:])  # a plain rerun
-    assert status == 1 and err.count("\n") == 1 and "run 'first'" in err and repair in err
+    status, out, err = cli(*command)  # a plain rerun names the damage and the repair
+    assert status == 1 and err.count("\n") == 1 and damaged in err and "--overwrite" in err
 
-    status, out, err = cli(*shlex.split(repair)[1:])
+    status, out, err = cli(*command, "--overwrite")
     assert status == 0, err
-    assert cli("verify", "--out", store_uri)[0] == 0
+    assert cli("verify", "--out", store_uri) == verified
     files, rows = clean
-    assert _run_bytes(store, "first") == files
+    assert _run_bytes(store, "first") == files and _run_bytes(store, "second") == before
     for table in DATA_TABLES:
         assert read_table(store_uri, "first", table).equals(rows[table])
-    assert cli(*shlex.split(repair.removesuffix(" --overwrite"))[1:])[1].endswith("nothing to do\n")
+    assert cli(*command)[1].endswith("nothing to do\n")
+
+
+def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(spark, cli, tmp_path):
+    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+    assert cli("marts", "--out", tmp_path)[0] == 0
+    entry = tmp_path / "marts" / "outcome_summary" / _commit("", 1).lstrip("/")
+    entry.write_bytes(b"not a commit")
+    status, out, _ = cli("verify", "--out", tmp_path)
+    assert status == 1 and out.count("\n") == 1 and str(entry) in out
+    assert out.rstrip().endswith(f"repair: baccarat marts --out {tmp_path}")
+    status, out, err = cli("marts", "--out", tmp_path)
+    assert status == 0 and "the damaged log of" in out and err == ""
+    assert cli("verify", "--out", tmp_path)[0] == 0
 
 
 def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
