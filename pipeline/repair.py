@@ -9,7 +9,7 @@ from pipeline.errors import BaccaratError
 from pipeline.runs import (DATA_TABLES, RUNS, DamagedRun, contract_problem, read_run, read_runs, repair_command,
                            run_files, run_problems, transaction, uncommitted, written_run)
 from pipeline.schemas import contract
-from pipeline.storage import StorageError, Store
+from pipeline.storage import DamagedLog, StorageError, Store
 
 ROUND_EV = contract("round_ev").table
 
@@ -67,10 +67,19 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     return problems, len(checked)
 
 
+def _set_aside_if_unreadable(store: Store, table: str) -> str | None:
+    """Where the damaged part of a table's log went, when deltalake cannot read the table."""
+    try:
+        store.delta_table(table)
+        return None
+    except DamagedLog:
+        return store.set_log_aside(table)
+
+
 def repair_logs(store: Store, tables: list[str]) -> list[str]:
-    """Set aside the damaged part of the logs of `tables`; a line for each log set aside."""
+    """Set aside the damaged part of the logs of `tables` that cannot be read; a line for each."""
     return [f"the damaged log of {store.location(table)} is set aside in {aside}"
-            for table in tables if (aside := store.set_log_aside(table))]
+            for table in tables if (aside := _set_aside_if_unreadable(store, table))]
 
 
 def _restore_runs_rows(store: Store) -> list[str]:
