@@ -168,12 +168,14 @@ def uncommitted(store: Store, run: dict, table: str) -> str | None:
     try:
         if listed == [f["path"] for f in store.partition_files(table, run["run_id"])]:
             return None
-        latest = store.delta_table(table).version()
+        delta = store.delta_table(table)
+        latest = delta.version() if delta is not None else -1
         if recorded <= latest and listed == [f["path"] for f in store.partition_files(table, run["run_id"], recorded)]:
             return None  # an overwrite that failed after this table's commit: the run's own version holds them
     except StorageError as error:
         return str(error)
-    lost = f" (its log ends at version {latest}, before the run's commit, version {recorded})"
+    lost = (f" (its log ends at version {latest}, before the run's commit, version {recorded})" if latest >= 0
+            else " (the table has no log)")
     return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")
 
 

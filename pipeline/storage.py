@@ -331,7 +331,6 @@ class Store:
     def delta_table(self, table: str, version: int | None = None):
         """The Delta table OUT/<table> (at `version`), or None when it does not exist yet."""
         from deltalake import DeltaTable
-
         from deltalake.exceptions import DeltaError
 
         uri = self.location(table)

@@ -62,7 +62,7 @@ def delete_a_file(store: Store) -> tuple[str, dict]:
 
 
 def _commit(table: str, version: int) -> str:
-    """A table's log entry: version 1 is the first run's commit, version 2 the second run's."""
+    """A table's log entry: version 0 creates it, version 1 is the first run's commit, 2 the second's."""
     return f"{table}/{DELTA_LOG}/{version:020d}.json"
 
 
@@ -74,6 +74,12 @@ def delete_a_log_entry(store: Store) -> tuple[str, dict]:
 def corrupt_a_log_entry(store: Store) -> tuple[str, dict]:
     _write(store, _commit("rounds", 1), os.urandom(300))
     return store.location(_commit("rounds", 1)), FIRST
+
+
+def corrupt_the_first_log_entry(store: Store) -> tuple[str, dict]:
+    """Version 0, the table's creation: once set aside, no version is left and the table is made again."""
+    _write(store, _commit("rounds", 0), b"\x00" * 40)
+    return store.location(_commit("rounds", 0)), FIRST
 
 
 def lose_the_newest_log_entry(store: Store) -> tuple[str, dict]:
@@ -88,7 +94,7 @@ def delete_a_runs_log_entry(store: Store) -> tuple[str, dict]:
 
 
 DAMAGES = [truncate_a_file, random_bytes_in_a_file, delete_a_file, delete_a_log_entry, corrupt_a_log_entry,
-           lose_the_newest_log_entry, delete_a_runs_log_entry]
+           corrupt_the_first_log_entry, lose_the_newest_log_entry, delete_a_runs_log_entry]
 
 
 def _command(store_uri: str, parameters: dict) -> list[str]:
@@ -142,7 +148,7 @@ def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(spark, cli,
 def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
     simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
     store = Store.parse(str(tmp_path))
-    damaged = truncate_a_file(store)
+    damaged, _ = truncate_a_file(store)
     status, out, _ = cli("verify", "--out", tmp_path, "--run-id", "first", "--json")
     assert status == 1 and out.count("\n") == 1 and f'"runs": 1' in out and damaged in out
     status, _, err = cli("verify", "--out", tmp_path, "--run-id", "nope")
@@ -152,7 +158,7 @@ def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
 def test_readers_refuse_a_damaged_run_naming_the_file_and_the_repair(spark, cli, tmp_path):
     simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
     assert cli("marts", "--out", tmp_path)[0] == 0
-    damaged = truncate_a_file(Store.parse(str(tmp_path)))
+    damaged, _ = truncate_a_file(Store.parse(str(tmp_path)))
     repair = f"repair: baccarat simulate --rules punto_banco --seed 7 --shoes {SHOES} --partitions {PARTITIONS}"
     for command in (["report", "--out", tmp_path, "--page", tmp_path / "page.html"], ["marts", "--out", tmp_path],
                     ["composition", "--run-id", "first", "--out", tmp_path]):
