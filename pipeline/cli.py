@@ -28,11 +28,13 @@ from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
-from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
+from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
+from pipeline.repair import repair_data_tables, repair_logs, verify_store
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
-from pipeline.runs import check_run_id, read_run, read_runs
+from pipeline.runs import DamagedRun, check_run_id, read_run, read_runs
+from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanqueRun, write_run
@@ -351,8 +353,11 @@ def simulate(
         print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
+    for line in repair_data_tables(out) if overwrite else ():
+        print(line)
+    existing = job.prepare(plan, overwrite)
     replacing = overwrite and read_run(out, run_id) is not None
-    if job.prepare(plan, overwrite) is not None:
+    if existing is not None:
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return run_id
     started = time.monotonic()
@@ -378,6 +383,8 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
     out.check_writable()
+    for line in repair_logs(out, [BANQUE_TABLE]) if overwrite else ():
+        print(f"{line}: deal the other runs it held again")
     started = time.monotonic()
     spark = spark_session(master, f"baccarat simulate {run.run_id}")
     reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
@@ -411,6 +418,8 @@ def composition(
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
     out.check_writable()
+    for line in repair_logs(out, [composition_job.ROUND_EV]):
+        print(f"{line}: compute the round_ev rows of the other runs it held again")
     if composition_job.is_committed(plan):
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
@@ -466,6 +475,8 @@ def marts(
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     out.check_writable()
+    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+        print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
     for run in runs:
         started = time.monotonic()
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
@@ -741,6 +752,25 @@ def runs(
 
 
 @app.command()
+def verify(
+    out: OutOption = DEFAULT_OUT,
+    run_id: Annotated[list[str] | None, typer.Option(
+        "--run-id", help="Runs to verify (repeatable); default every committed run.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of lines.")] = False,
+) -> int:
+    """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
+    records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
+    problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
+    if as_json:
+        print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
+    elif problems:
+        print("\n".join(problems))
+    else:
+        print(f"verified {_count(runs_checked, 'run')} in {out}: every log, file and contract checks out")
+    return 1 if problems else 0
+
+
+@app.command()
 def vacuum(
     out: OutOption = DEFAULT_OUT,
     retention_hours: Annotated[int, typer.Option(
@@ -809,7 +839,7 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except (job.SimulationFailed, composition_job.CompositionFailed) as error:  # a full disk, ...: not bad input
+    except (job.SimulationFailed, composition_job.CompositionFailed, DamagedRun) as error:  # the world failed
         print(f"error: {error}", file=sys.stderr)
         return 1
     except BaccaratError as error:

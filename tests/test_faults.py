@@ -24,7 +24,7 @@ from deltalake import DeltaTable
 from pipeline.marts.inputs import MARTS, load_run
 from pipeline.marts.publish import publish_warehouse
 from pipeline.rule_sets import load_rule_set
-from pipeline.runs import committed_runs, read_run, verify_files
+from pipeline.runs import check_run, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.storage import WAREHOUSE, Store
@@ -141,7 +141,7 @@ def assert_committed_once(out, record: dict) -> None:
     assert delta_rows(out, run_id, "runs") == 1
     for table in ("rounds", "shoes"):
         assert snapshot_files(out, table, run_id) == sorted(f["path"] for f in record["files"] if f["table"] == table)
-    verify_files(Store.parse(str(out)), record)
+    check_run(Store.parse(str(out)), record)
 
 
 def assert_nothing_visible(out, run_id: str, cli, tmp_path: Path) -> None:

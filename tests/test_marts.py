@@ -202,7 +202,7 @@ def test_the_warehouse_only_holds_committed_runs(cli, two_runs):
 def damage_truncate(folder):
     path = next((folder / "rounds" / "run_id=first").glob("*.parquet"))
     path.write_bytes(path.read_bytes()[:100])
-    return path, "fails its checksum"
+    return path, "data file is 100 bytes, its runs row records"
 
 
 def damage_delete(folder):
@@ -218,7 +218,7 @@ def _replace_with(folder, table):
     entry = next(f for f in record["files"] if f["table"] == "rounds")
     path = folder / entry["path"]
     pq.write_table(table, path)
-    entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    entry["sha256"], entry["size"] = hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_size
     DeltaTable(str(folder / "runs")).update({"files": f"'{json.dumps(record['files'])}'"}, predicate="run_id = 'first'")
     return path
 
@@ -259,7 +259,7 @@ def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, 
     path, message = damage(two_runs)
     before = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
     status, out, err = cli("marts", "--out", two_runs)
-    assert status == 2 and out == "" and err.count("\n") == 1
+    assert status == (2 if "malformed" in message else 1) and out == "" and err.count("\n") == 1
     assert message in err and str(path) in err
     assert err.rstrip().endswith("(the other runs build with --run-id second)")
     after = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}

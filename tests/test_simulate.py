@@ -16,7 +16,7 @@ from reference import card_value, reference_net, reference_round
 
 from pipeline.exact import exact_odds
 from pipeline.rule_sets import load_rule_set
-from pipeline.runs import committed_runs, read_run, verify_files
+from pipeline.runs import check_run, committed_runs, read_run
 from pipeline.simulate import job
 from pipeline.simulate.kernel import shuffled_shoe
 from pipeline.storage import Store
@@ -186,7 +186,7 @@ def test_the_runs_row_lists_every_file_with_rows_and_checksum(small_runs):
         committed = store.partition_files(table, record["run_id"], record["versions"][table])
         assert [(f["path"], f["rows"]) for f in committed] == sorted(
             (f["path"], f["rows"]) for f in record["files"] if f["table"] == table)
-    verify_files(store, record)
+    check_run(store, record)
 
 
 def test_a_changed_byte_fails_verification(spark, tmp_path):
@@ -196,7 +196,7 @@ def test_a_changed_byte_fails_verification(spark, tmp_path):
     data[len(data) // 2] ^= 1
     path.write_bytes(bytes(data))
     with pytest.raises(Exception, match="fails its checksum"):
-        verify_files(Store.parse(str(tmp_path)), record)
+        check_run(Store.parse(str(tmp_path)), record)
 
 
 def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):

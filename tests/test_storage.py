@@ -49,7 +49,7 @@ def test_locations_are_normalised(text, uri, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("command", [["simulate", "--shoes", "5", "--seed", "1"], ["marts"], ["runs"], ["vacuum"],
-                                     ["report"], ["run", "--shoes", "5"]])
+                                     ["verify"], ["report"], ["run", "--shoes", "5"]])
 @pytest.mark.parametrize("out", ["s3:/x", "s3:x", "gopher://x/y"])
 def test_every_command_refuses_a_bad_uri_in_one_line_and_writes_nothing(cli, tmp_path, monkeypatch, command, out):
     monkeypatch.chdir(tmp_path)

@@ -22,8 +22,9 @@ from pipeline import __version__
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.games.pairs import StrategyPair, checked_pair
+from pipeline.repair import existing_run
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import DATA_TABLES, commit_run, read_run, transaction
+from pipeline.runs import DATA_TABLES, commit_run, transaction
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import StorageError, Store
@@ -134,8 +135,9 @@ def write_range(plan: Plan, first: int, last: int, report_batch: Callable[[int, 
 
 def prepare(plan: Plan, overwrite: bool) -> dict | None:
     """Check the run id against the committed runs; returns the existing run when this is a no-op.
-    An overwrite replaces the old run only when the new one commits, table by table."""
-    existing = read_run(plan.out, plan.run_id)
+    An overwrite replaces the old run only when the new one commits, table by table; an overwrite of
+    a damaged run deals it again (pipeline.repair)."""
+    existing = existing_run(plan.out, plan.run_id, plan.parameters(), overwrite)
     if existing is None or existing["parameters"] == plan.parameters():
         return existing
     if not overwrite:
