@@ -1,5 +1,6 @@
 """An independent, plain-Python reference of the game, written from docs/rules.md without the
-project's tables: the checker every engine in the project is compared against."""
+project's tables or its settlement (pipeline/bets.py): the checker every engine in the project is
+compared against."""
 
 from decimal import Decimal
 
@@ -131,6 +132,14 @@ class ShoeStream:
     def draws(self, chance) -> bool:
         """A mixed choice: 53 random bits as a fraction of 1, below the chance of drawing."""
         return (self.next() >> 11) < chance * 2**53
+
+
+def hands_of(deal, player_cards: int, banker_cards: int) -> tuple[list[int], list[int]]:
+    """The card codes of both hands, from a deal in docs/rules.md's order (Player, Banker, Player,
+    Banker, then the third cards: the Player's first when he draws) and how many cards each holds."""
+    player = list(deal[0:4:2]) + ([deal[4]] if player_cards == 3 else [])
+    banker_third = deal[5] if player_cards == 3 else deal[4]
+    return player, list(deal[1:4:2]) + ([banker_third] if banker_cards == 3 else [])
 
 
 def reference_net(kind: str, terms, player: list[int], banker: list[int]) -> Decimal:

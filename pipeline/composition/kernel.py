@@ -6,7 +6,7 @@ drawing rules and the net of every bet in every state arrive as lookup tables
 built from conf/ by pipeline.rules and pipeline.bets. Every count is an int64;
 each EV is one division at the end.
 
-The algebra that makes it fast (all of it exact; tests/test_composition_kernel.py checks it
+The algebra that makes it fast (all of it exact; tests/unit/test_composition_kernel.py checks it
 against pipeline.exact):
 - the third-card stage hoisted out of the enumeration of the four-card starts: with A, B[v]
   and C[v, u] the sums, over the starts of a pair of two-card totals, of their weight W and of

@@ -4,7 +4,7 @@ import json
 
 import duckdb
 import polars as pl
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 from deltalake import DeltaTable
 from polars.testing import assert_frame_equal
 

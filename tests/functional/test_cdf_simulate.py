@@ -9,7 +9,7 @@ from math import sqrt
 import polars as pl
 import pyarrow as pa
 import pytest
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 from reference import (
     PLAYER_OPTION_TOTAL,
     ShoeStream,

@@ -5,7 +5,7 @@ integers and decimals, floats within 1e-9 relative), on small runs of four rule 
 import polars as pl
 import pyarrow as pa
 import pytest
-from conftest import simulate
+from spark_jobs import simulate
 from polars.testing import assert_frame_equal
 
 from pipeline.marts import marts_duckdb, marts_polars

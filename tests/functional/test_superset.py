@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import simulate_with_marts
+from spark_jobs import simulate_with_marts
 
 from pipeline.storage import WAREHOUSE
 
 pytestmark = pytest.mark.slow
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 README_PORT = "--port 8088"
 EXTRA = {"engine_params": {"connect_args": {"read_only": True}}}
 START_TIMEOUT = 1200  # seconds: the install is most of it

@@ -12,7 +12,7 @@ from pipeline.dictionary import data_dictionary, write_dictionary
 from pipeline.marts.inputs import MARTS
 from pipeline.schemas import contract
 
-TABLES_MD = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
+TABLES_MD = Path(__file__).resolve().parents[2] / "docs" / "tables.md"
 SCHEMAS = sorted(f.name.removesuffix(".yaml") for f in resource("schemas").iterdir() if f.name.endswith(".yaml"))
 
 

@@ -11,7 +11,7 @@ import time
 import duckdb
 import pexpect
 import pytest
-from conftest import simulate_with_marts
+from spark_jobs import simulate_with_marts
 
 from pipeline.marts.inputs import MARTS
 from pipeline.storage import WAREHOUSE

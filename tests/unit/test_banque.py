@@ -483,29 +483,6 @@ def test_the_draw_table_gives_each_hand_its_option_at_5():
     assert list(np.flatnonzero(draw.player_options)) == [5] and draw.banker_options[:8].all()
 
 
-def test_simulate_commits_banque_rounds_once_and_replaces_them_only_when_told(cli, tmp_path):
-    from pipeline.storage import Store
-
-    out = Store.parse(str(tmp_path / "data"))
-    args = ["simulate", "--rules", "banque", "--shoes", 5000, "--seed", 4, "--out", out, "--decks", "infinite",
-            "--player-strategy", "banque_player_draws_at_5_with_9_11,banque_player_stands_at_5"]
-    status, stdout, err = cli(*args)
-    assert (status, err) == (0, "") and "committed banque run 'banque-s4-n5000'" in stdout
-    rows = out.read_rows("banque_rounds").sort_by([("shoe_id", "ascending"), ("round", "ascending")])
-    prof = profile("banque_banker_maximises_expected_total", PLAYERS[2], PLAYERS[1])
-    dealt = BanqueDealer(banque(), prof, WITH_REPLACEMENT).deal(4, 0, 5000)
-    assert rows.drop_columns(["run_id"]).equals(dealt) and rows.num_rows == 320_000  # 64 rounds per stream
-    assert "nothing to do" in cli(*args)[1]
-    status, _, err = cli(*args[:-2])
-    assert status == 2 and err.count("\n") == 1 and "with different parameters (use --overwrite" in err
-    assert out.read_rows("banque_rounds").num_rows == 320_000  # nothing written over
-    status, _, _ = cli(*args[:-2], "--overwrite", "--banker-policy", "banque_banker_follows_punto_banco")
-    replaced = out.read_rows("banque_rounds")
-    assert status == 0 and replaced.num_rows == 320_000 and not replaced.equals(rows)
-    status, _, err = cli("run", "--rules", "banque", "--out", out)
-    assert status == 2 and "deal baccarat banque with `baccarat simulate --rules banque`" in err
-
-
 def test_one_hand_rule_sets_dump_as_before_so_their_runs_keep_their_parameters():
     assert "two_hands" not in load_rule_set("punto_banco").model_dump(mode="json")
     assert load_rule_set("banque").model_dump(mode="json")["two_hands"] == {"stake_share": "0.5"}

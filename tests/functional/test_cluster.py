@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 from local_s3 import free_port
 from polars.testing import assert_frame_equal
 
@@ -20,9 +20,9 @@ from pipeline.runs import read_run
 from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent
-JOB = Path(__file__).parents[1] / "jobs" / "simulate.py"
+JOB = Path(__file__).parents[2] / "jobs" / "simulate.py"
 QUIET_DRIVER = ["--driver-java-options",  # as the README submits the job: Spark's driver log keeps to errors
-                f"-Dlog4j2.configurationFile={Path(__file__).parents[1] / 'conf' / 'spark' / 'log4j2.properties'}"]
+                f"-Dlog4j2.configurationFile={Path(__file__).parents[2] / 'conf' / 'spark' / 'log4j2.properties'}"]
 
 
 def wait_for(condition, what: str, seconds: float = 90) -> None:

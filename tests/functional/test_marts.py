@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from conftest import simulate
+from spark_jobs import simulate
 from deltalake import DeltaTable
 
 from pipeline.bets import BET_KINDS

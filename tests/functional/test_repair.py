@@ -6,7 +6,7 @@ import os
 import shlex
 
 import pytest
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 
 from pipeline.runs import DATA_TABLES, read_run, run_files
 from pipeline.storage import DELTA_LOG, Store

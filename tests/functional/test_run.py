@@ -8,7 +8,7 @@ import polars as pl
 from pipeline.runs import committed_runs
 from pipeline.storage import WAREHOUSE, Store
 
-DICTIONARY = Path(__file__).parents[1] / "docs" / "tables.md"
+DICTIONARY = Path(__file__).parents[2] / "docs" / "tables.md"
 
 
 def test_run_builds_everything_and_says_where(spark, cli, tmp_path):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import sqlalchemy as sa
-from conftest import simulate_with_marts
+from spark_jobs import simulate_with_marts
 
 from pipeline.bets import BET_KINDS
 from pipeline.marts.inputs import MARTS

@@ -10,7 +10,7 @@ from math import sqrt
 import numpy as np
 import polars as pl
 import pytest
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 from polars.testing import assert_frame_equal
 from reference import card_value, reference_net, reference_round
 

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import yaml
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 
 from pipeline.bets import BET_KINDS
 from pipeline.cards import CARDS_PER_DECK

@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pyarrow as pa
 import pytest
-from conftest import simulate
+from spark_jobs import simulate
 from local_s3 import s3_server
 from deltalake import DeltaTable
 

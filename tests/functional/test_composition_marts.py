@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
-from conftest import read_table, simulate
+from spark_jobs import read_table, simulate
 from deltalake import DeltaTable
 from polars.testing import assert_frame_equal
 from test_marts_parity import normalised

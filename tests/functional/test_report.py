@@ -18,7 +18,7 @@ import duckdb
 import plotly.graph_objects as go
 import polars as pl
 import pytest
-from conftest import simulate
+from spark_jobs import simulate
 from plotly.offline import get_plotlyjs
 from test_composition_marts import compose
 

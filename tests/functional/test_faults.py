@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from conftest import simulate
+from spark_jobs import simulate
 from deltalake import DeltaTable
 
 from pipeline.marts.inputs import MARTS, load_run
