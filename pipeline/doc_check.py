@@ -1,0 +1,98 @@
+"""`baccarat docs --check`: the documents agree with the repository.
+
+Three checks, each problem one line: the data dictionary (docs/tables.md) matches schemas/,
+every relative link in README.md and docs/*.md resolves to a file of the repository (and a
+`#fragment` to a heading of it), and every `baccarat COMMAND` the documents show in code
+exists. The documents are the markdown files beside the dictionary and the README.md one
+folder up, the repository's root.
+"""
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pipeline.dictionary import data_dictionary
+
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+_EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # https:, mailto:, ...
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_INLINE_CODE = re.compile(r"`([^`]+)`")
+_SHELL_COMMAND = re.compile(r"(?:^\s*(?:\S*\$\s+)?|&&\s*|\|\s*|;\s*|\$?\(\s*)baccarat ([a-z][\w-]*)")  # a code line
+_CODE_COMMAND = re.compile(r"^baccarat ([a-z][\w-]*)")  # an inline code span
+
+
+def document_problems(dictionary: Path, commands: Iterable[str]) -> list[str]:
+    """Every way the documents disagree with the repository, one line each (none: all is well)."""
+    root = dictionary.resolve().parent.parent
+    problems = _dictionary_problems(dictionary)
+    readme = root / "README.md"
+    documents = sorted(dictionary.resolve().parent.glob("*.md")) + ([readme] if readme.is_file() else [])
+    known = set(commands)
+    for document in documents:
+        problems += _document_problems(document, root, known)
+    return problems
+
+
+def _dictionary_problems(dictionary: Path) -> list[str]:
+    if not dictionary.is_file():
+        return [f"{dictionary} does not exist (or is not a file): run `baccarat docs --path {dictionary}`"]
+    if dictionary.read_text(encoding="utf-8") != data_dictionary():
+        return [f"{dictionary} is out of date with schemas/: run `baccarat docs`"]
+    return []
+
+
+def _document_problems(document: Path, root: Path, commands: set[str]) -> list[str]:
+    name = document.relative_to(root).as_posix()
+    problems = []
+    for number, line, in_code in _lines(document):
+        if in_code:
+            named = _SHELL_COMMAND.findall(line)
+        else:
+            named = [c for span in _INLINE_CODE.findall(line) for c in _CODE_COMMAND.findall(span)]
+            for target in _LINK.findall(_INLINE_CODE.sub("", line)):
+                problem = _link_problem(document, root, target)
+                if problem:
+                    problems.append(f"{name}:{number}: link {target}: {problem}")
+        problems += [f"{name}:{number}: `baccarat {command}` is not a baccarat command"
+                     for command in named if command not in commands]
+    return problems
+
+
+def _lines(document: Path):
+    """(line number, line, inside a fenced code block) for every line but the fences."""
+    in_code = False
+    for number, line in enumerate(document.read_text(encoding="utf-8").splitlines(), start=1):
+        if _FENCE.match(line):
+            in_code = not in_code
+            continue
+        yield number, line, in_code
+
+
+def _link_problem(document: Path, root: Path, target: str) -> str | None:
+    if _EXTERNAL.match(target):
+        return None
+    path, _, fragment = target.partition("#")
+    linked = (document.parent / path).resolve() if path else document
+    if not linked.is_relative_to(root):
+        return "points outside the repository"
+    if not linked.exists():
+        return "no such file in the repository"
+    if fragment and linked.suffix == ".md" and fragment not in _anchors(linked):
+        return f"no heading with the anchor #{fragment} in {linked.relative_to(root).as_posix()}"
+    return None
+
+
+def _anchors(document: Path) -> set[str]:
+    """The anchors GitHub gives the document's headings (a repeated one gets -1, -2, ...)."""
+    anchors: set[str] = set()
+    for _, line, in_code in _lines(document):
+        heading = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if in_code or not heading:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower()).replace(" ", "-")
+        anchor, repeat = slug, 0
+        while anchor in anchors:
+            repeat += 1
+            anchor = f"{slug}-{repeat}"
+        anchors.add(anchor)
+    return anchors
