@@ -1,14 +1,9 @@
-"""`baccarat run`, the whole pipeline in one command, and `baccarat docs`."""
-
-import re
-from pathlib import Path
+"""`baccarat run`, the whole pipeline in one command."""
 
 import polars as pl
 
 from pipeline.runs import committed_runs
 from pipeline.storage import WAREHOUSE, Store
-
-DICTIONARY = Path(__file__).parents[2] / "docs" / "tables.md"
 
 
 def test_run_builds_everything_and_says_where(spark, cli, tmp_path):
@@ -35,34 +30,3 @@ def test_run_refuses_bad_input_before_doing_anything(cli, tmp_path):
     status, _, err = cli("run", "--shoes", 0, "--out", tmp_path)
     assert status == 2 and "Invalid value for '--shoes'" in err
     assert list(tmp_path.iterdir()) == []
-
-
-def test_docs_check_passes_on_the_repository(cli):
-    status, out, _ = cli("docs", "--check", "--path", DICTIONARY)
-    assert status == 0 and "is up to date" in out
-
-
-def test_docs_writes_and_check_notices_a_stale_file(cli, tmp_path):
-    target = tmp_path / "tables.md"
-    assert cli("docs", "--path", target)[0] == 0
-    assert target.read_text(encoding="utf-8") == DICTIONARY.read_text(encoding="utf-8")
-    target.write_text(target.read_text(encoding="utf-8") + "edited by hand\n", encoding="utf-8")
-    status, _, err = cli("docs", "--check", "--path", target)
-    assert status == 2 and err.count("\n") == 1 and "is out of date with schemas/: run `baccarat docs`" in err
-    status, _, err = cli("docs", "--check", "--path", tmp_path / "missing.md")
-    assert status == 2 and err.count("\n") == 1 and "missing.md does not exist" in err
-
-
-def test_docs_into_a_folder_or_an_unwritable_place_is_one_line(cli, tmp_path):
-    status, out, err = cli("docs", "--path", tmp_path)
-    assert status == 2 and out == "" and err.count("\n") == 1 and f"cannot write {tmp_path}" in err
-    status, out, err = cli("docs", "--path", "/proc/baccarat/tables.md")
-    assert status == 2 and out == "" and err.count("\n") == 1 and "cannot write /proc/baccarat/tables.md" in err
-
-
-def test_every_file_the_readme_links_to_is_in_the_repository():
-    readme = (DICTIONARY.parents[1] / "README.md").read_text(encoding="utf-8")
-    links = re.findall(r"\]\(((?!https?://|#)[^)#]+)", readme)
-    assert "docs/rules.md" in links
-    assert [link for link in links if not (DICTIONARY.parents[1] / link).exists()] == []
-    assert "shared/" not in readme

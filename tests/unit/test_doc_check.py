@@ -1,0 +1,110 @@
+"""`baccarat docs --check` over README.md and docs/: the dictionary, every relative link, every command."""
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.dictionary import data_dictionary
+
+ROOT = Path(__file__).resolve().parents[2]
+DICTIONARY = ROOT / "docs" / "tables.md"
+
+GOOD = """# Guide
+
+## Object stores (s3://)
+
+See [the rules](rules.md), [a heading](#object-stores-s3), [the README](../README.md#top),
+[a site](https://delta.io), ![a picture](report.png) and run `baccarat odds --rules banque`.
+In prose, baccarat banque is a game, not a command.
+
+```console
+$ baccarat solve --rules chemin_de_fer
+[not a link](nowhere.md) and `baccarat nothing` inside a block are output
+```
+"""
+
+
+@pytest.fixture
+def repository(tmp_path):
+    """A repository's documents that pass the check: README.md, docs/tables.md, docs/guide.md, ..."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tables.md").write_text(data_dictionary(), encoding="utf-8")
+    (docs / "guide.md").write_text(GOOD, encoding="utf-8")
+    (docs / "rules.md").write_text("# Rules\n", encoding="utf-8")
+    (docs / "report.png").write_bytes(b"\x89PNG")
+    (tmp_path / "README.md").write_text("# Top\n\n[guide](docs/guide.md#guide)\n", encoding="utf-8")
+    return tmp_path
+
+
+def check(cli, repository):
+    return cli("docs", "--check", "--path", repository / "docs" / "tables.md")
+
+
+def test_documents_whose_links_and_commands_resolve_pass(cli, repository):
+    status, out, err = check(cli, repository)
+    assert (status, err) == (0, "")
+    assert out.splitlines()[1] == "every link in README.md and docs/ resolves, and every baccarat command they name exists"
+
+
+def test_each_broken_link_or_unknown_command_is_one_line_naming_the_place(cli, repository):
+    (repository / "docs" / "bad.md").write_text(
+        "# Bad\n\n[gone](gone.md) and [up](../../outside.md)\n[no anchor](guide.md#nowhere)\n"
+        "`baccarat frobnicate --now`\n\n```bash\ncd /srv && baccarat simulat --shoes 1\n```\n", encoding="utf-8")
+    status, out, err = check(cli, repository)
+    assert status == 2 and out == ""
+    assert err.splitlines() == [
+        "error: docs/bad.md:3: link gone.md: no such file in the repository",
+        "error: docs/bad.md:3: link ../../outside.md: points outside the repository",
+        "error: docs/bad.md:4: link guide.md#nowhere: no heading with the anchor #nowhere in docs/guide.md",
+        "error: docs/bad.md:5: `baccarat frobnicate` is not a baccarat command",
+        "error: docs/bad.md:8: `baccarat simulat` is not a baccarat command",
+    ]
+
+
+def test_the_readme_is_checked_too(cli, repository):
+    (repository / "README.md").write_text("# Top\n\nSee [the guide](docs/guid.md).\n", encoding="utf-8")
+    status, _, err = check(cli, repository)
+    assert status == 2 and err == "error: README.md:3: link docs/guid.md: no such file in the repository\n"
+
+
+def test_a_repeated_heading_is_reached_by_its_numbered_anchor(cli, repository):
+    (repository / "docs" / "twice.md").write_text("# Twice\n\n## Speed\n\n## Speed\n\n[second](#speed-1)\n[third](#speed-2)\n",
+                                                  encoding="utf-8")
+    status, _, err = check(cli, repository)
+    assert status == 2 and err.splitlines() == [
+        "error: docs/twice.md:8: link #speed-2: no heading with the anchor #speed-2 in docs/twice.md"]
+
+
+def test_a_stale_dictionary_and_a_broken_link_are_both_reported(cli, repository):
+    tables = repository / "docs" / "tables.md"
+    tables.write_text(data_dictionary() + "edited by hand\n", encoding="utf-8")
+    (repository / "README.md").write_text("# Top\n\n[gone](docs/gone.md)\n", encoding="utf-8")
+    status, _, err = check(cli, repository)
+    assert status == 2 and err.splitlines() == [
+        f"error: {tables} is out of date with schemas/: run `baccarat docs`",
+        "error: README.md:3: link docs/gone.md: no such file in the repository"]
+
+
+def test_the_readme_is_short_and_names_no_file_outside_the_repository():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    assert "shared/" not in readme
+
+
+def test_docs_writes_and_check_notices_a_stale_or_missing_file(cli, tmp_path):
+    target = tmp_path / "tables.md"
+    assert cli("docs", "--path", target)[0] == 0
+    assert target.read_text(encoding="utf-8") == DICTIONARY.read_text(encoding="utf-8")
+    target.write_text(target.read_text(encoding="utf-8") + "edited by hand\n", encoding="utf-8")
+    status, _, err = cli("docs", "--check", "--path", target)
+    assert status == 2 and err.count("\n") == 1 and "is out of date with schemas/: run `baccarat docs`" in err
+    status, _, err = cli("docs", "--check", "--path", tmp_path / "missing.md")
+    assert status == 2 and err.count("\n") == 1 and "missing.md does not exist" in err
+
+
+def test_docs_into_a_folder_or_an_unwritable_place_is_one_line(cli, tmp_path):
+    status, out, err = cli("docs", "--path", tmp_path)
+    assert status == 2 and out == "" and err.count("\n") == 1 and f"cannot write {tmp_path}" in err
+    status, out, err = cli("docs", "--path", "/proc/baccarat/tables.md")
+    assert status == 2 and out == "" and err.count("\n") == 1 and "cannot write /proc/baccarat/tables.md" in err
