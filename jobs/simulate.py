@@ -6,7 +6,7 @@
     spark-submit ... jobs/simulate.py --rules chemin_de_fer --shoes 1000000 --seed 7 \
         --player-strategy chemin_de_fer_player_stands_at_5 --out s3://bucket/baccarat
 
-(the log4j option keeps Spark's driver log to errors from the start; see the README.)
+(the log4j option keeps Spark's driver log to errors from the start; see docs/operations.md, "On a cluster".)
 """
 
 import sys
