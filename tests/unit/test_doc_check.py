@@ -1,8 +1,10 @@
 """`baccarat docs --check` over README.md and docs/: the dictionary, every relative link, every command."""
 
+import re
 from pathlib import Path
 
 import pytest
+import typer
 
 from pipeline.dictionary import data_dictionary
 
@@ -90,6 +92,14 @@ def test_the_readme_is_short_and_names_no_file_outside_the_repository():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 300
     assert "shared/" not in readme
+
+
+def test_the_readme_s_table_of_commands_names_every_command():
+    from pipeline.cli import app
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tabled = re.findall(r"^\| `baccarat ([\w-]+)` \|", readme, re.MULTILINE)
+    assert sorted(tabled) == sorted(typer.main.get_command(app).commands)
 
 
 def test_docs_writes_and_check_notices_a_stale_or_missing_file(cli, tmp_path):
