@@ -30,6 +30,7 @@ from pipeline.games.banque_counts import rule_set_value as banque_value_document
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
+from pipeline.input_files import read_text
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
@@ -601,10 +602,14 @@ def marts(
     print(f"published {warehouse}: marts of the committed runs, views of their rounds and shoes")
 
 
+ROADS_INPUT_BYTES = 1 << 20  # about 10,000 shoes of results: a minute or two of work
+
+
 @app.command()
 def roads(
     outcomes: Annotated[str | None, typer.Option(help="A shoe's results in order, e.g. BPPTB.")] = None,
-    input_file: Annotated[Path | None, typer.Option("--input", help='JSON lines {"id": ..., "outcomes": "BPT..."}.')] = None,
+    input_file: Annotated[str | None, typer.Option(
+        "--input", metavar="PATH", help='JSON lines {"id": ..., "outcomes": "BPT..."}; at most 1 MiB.')] = None,
     engine: EngineOption = Engine.duckdb,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of drawing the roads.")] = False,
 ) -> None:
@@ -620,15 +625,12 @@ def roads(
         return
     ids, sequences = _read_sequences(input_file)
     cells = road_cells(engine, outcomes_table(sequences))
-    for shoe_id, line_id in enumerate(ids):
-        print(json.dumps({"id": line_id, **board.roads_document(cells, shoe_id)}))
+    for line_id, document in zip(ids, board.roads_documents(cells, len(ids))):
+        print(json.dumps({"id": line_id, **document}))
 
 
-def _read_sequences(path: Path) -> tuple[list, list[str]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise BaccaratError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+def _read_sequences(path: str) -> tuple[list, list[str]]:
+    lines = read_text(path, "--input", ROADS_INPUT_BYTES, "JSON lines file").splitlines()
     ids, sequences = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.errors import BaccaratError
+from pipeline.input_files import UserFile
 
 NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
@@ -32,8 +33,11 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def read_yaml(source: Traversable | Path, what: str) -> dict:
-    """Parse a YAML mapping, turning every failure into a one-line BaccaratError."""
+def read_yaml(source: Traversable | Path | UserFile, what: str) -> dict:
+    """Parse a YAML mapping, turning every failure into a one-line BaccaratError. A user's file (a
+    Path or UserFile) is read only if it is a regular file, and only up to CONFIG_FILE_BYTES."""
+    if isinstance(source, Path):
+        source = UserFile(str(source), "file")
     try:
         document = yaml.load(source.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
@@ -57,8 +61,9 @@ def known_names(folder: str) -> list[str]:
                   if entry.name.endswith(".yaml"))
 
 
-def locate(folder: str, name_or_path: str, noun: str) -> Traversable | Path:
-    """A shipped file of conf/<folder> by name, or a YAML file by path; else a one-line error."""
+def locate(folder: str, name_or_path: str, noun: str) -> Traversable | UserFile:
+    """A shipped file of conf/<folder> by name, or a YAML file by path (read when parsed); else a
+    one-line error."""
     if NAME.match(name_or_path):
         if name_or_path not in known_names(folder):
             raise BaccaratError(
@@ -66,14 +71,7 @@ def locate(folder: str, name_or_path: str, noun: str) -> Traversable | Path:
                 "or give the path of a .yaml file)"
             )
         return resource("conf", folder, f"{name_or_path}.yaml")
-    source = Path(name_or_path)
-    if not name_or_path or not source.exists():
-        raise BaccaratError(f"{noun} file not found: {name_or_path}")
-    if source.is_dir():
-        raise BaccaratError(f"{noun} {name_or_path!r} is a folder, not a YAML file")
-    if not source.is_file():  # a FIFO or a device would hang the reader
-        raise BaccaratError(f"{noun} {name_or_path!r} is not a regular file")
-    return source
+    return UserFile(name_or_path, noun)
 
 
 def one_line(error) -> str:
