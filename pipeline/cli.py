@@ -30,7 +30,7 @@ from pipeline.games.banque_counts import rule_set_value as banque_value_document
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
-from pipeline.input_files import read_text
+from pipeline.user_files import output_file, output_folder, read_text
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
@@ -220,12 +220,14 @@ def solve(
     commission: Annotated[str | None, typer.Option(
         help="The house's share of a Banker win, 0 to 0.1; default the rule set's. 0 makes the game zero-sum.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-    strategies_folder: Annotated[Path | None, typer.Option(
+    strategies_folder: Annotated[str | None, typer.Option(
         "--write-strategies", metavar="FOLDER",
         help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
 ) -> None:
     """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
     is the only one)."""
+    if strategies_folder is not None:
+        strategies_folder = output_folder(strategies_folder, "--write-strategies")
     rule_set, decks = shoe_of(load_rule_set(rules), decks)
     commission = rule_set.commission if commission is None else commission_of(commission)
     equilibrium = solve_rules(rule_set, decks, banker_sees.value, commission)
@@ -658,7 +660,7 @@ def report(
     """Write a self-contained dashboard of one run, an HTML page that opens with no network."""
     from pipeline.report import build_report
 
-    page = build_report(out, run_id, shoe_id, warehouse, page)
+    page = build_report(out, run_id, shoe_id, warehouse, page and output_file(page, "--page"))
     print(f"report: {page}")
     return page
 
@@ -814,6 +816,9 @@ def _dot_command(con, command: str) -> bool:
     return False
 
 
+DICTIONARY_BYTES = 1 << 20
+
+
 @app.command()
 def docs(
     path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
@@ -823,14 +828,14 @@ def docs(
     from pipeline.dictionary import data_dictionary, write_dictionary
 
     if check:
-        if not path.is_file():
-            raise BaccaratError(f"{path} does not exist (or is not a file): run `baccarat docs --path {path}`")
-        if path.read_text(encoding="utf-8") != data_dictionary():
+        if not path.exists():
+            raise BaccaratError(f"{path} does not exist: run `baccarat docs --path {path}`")
+        if read_text(path, "--path", DICTIONARY_BYTES, "Markdown file") != data_dictionary():
             raise BaccaratError(f"{path} is out of date with schemas/: run `baccarat docs`")
         print(f"{path} is up to date")
         return
     try:
-        written = write_dictionary(path)
+        written = write_dictionary(output_file(path, "--path"))
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
     print(f"{path} {'written' if written else 'already up to date'}")

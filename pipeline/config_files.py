@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.errors import BaccaratError
-from pipeline.input_files import UserFile
+from pipeline.user_files import UserFile
 
 NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 

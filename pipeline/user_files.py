@@ -1,4 +1,4 @@
-"""Reading a file a user names: a regular file only, and at most so many bytes of it.
+"""Files a user names: read only if regular and only up to a size, written only where a file can be.
 
 A FIFO would block the reader until something writes to it (Ctrl-C included: Python cannot interrupt
 the blocking open), a device such as /dev/zero never ends, and a huge file fills the memory; each
@@ -74,3 +74,36 @@ class UserFile:
 
     def __str__(self) -> str:
         return self.path
+
+
+def output_file(path: Path | str, noun: str) -> Path:
+    """`path` if a file can go there: not a folder, not a FIFO or a device (a rename would replace it),
+    and not under a file; else a one-line error naming it as `noun` (e.g. "--page"). A folder it needs
+    is created when the file is written; a folder that cannot be written fails then, in one line too."""
+    text = str(path)
+    target = Path(text)
+    if not text or target.name in ("", ".", "..") or target.is_dir():
+        raise BaccaratError(f"{noun} {text!r} is a folder: give the path of a file")
+    if target.exists() and not target.is_file():
+        raise BaccaratError(f"{noun} {text!r} {_NOT_REGULAR}")
+    _check_ancestors(target, noun)
+    return target
+
+
+def output_folder(path: Path | str, noun: str) -> Path:
+    """`path` if files can go in it: a folder, or a path where one can be made; else a one-line error."""
+    text = str(path)
+    if not text:
+        raise BaccaratError(f"{noun}: give a folder (the path is empty)")
+    folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        raise BaccaratError(f"{noun} {text!r} is not a folder: give the folder the files go to")
+    _check_ancestors(folder, noun)
+    return folder
+
+
+def _check_ancestors(path: Path, noun: str) -> None:
+    """The nearest folder above `path` that exists must be a folder (not a file)."""
+    nearest = next(parent for parent in path.absolute().parents if parent.exists())
+    if not nearest.is_dir():
+        raise BaccaratError(f"{noun} {str(path)!r}: {nearest} is a file, not a folder")
