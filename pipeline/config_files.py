@@ -3,7 +3,6 @@
 import re
 from importlib.resources import files
 from importlib.resources.abc import Traversable
-from pathlib import Path
 
 import yaml
 
@@ -33,11 +32,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def read_yaml(source: Traversable | Path | UserFile, what: str) -> dict:
-    """Parse a YAML mapping, turning every failure into a one-line BaccaratError. A user's file (a
-    Path or UserFile) is read only if it is a regular file, and only up to CONFIG_FILE_BYTES."""
-    if isinstance(source, Path):
-        source = UserFile(str(source), "file")
+def read_yaml(source: Traversable | UserFile, what: str) -> dict:
+    """Parse a YAML mapping, turning every failure into a one-line BaccaratError. A shipped file is a
+    Traversable, a user's a UserFile (read only if it is a regular file, and only so many bytes)."""
     try:
         document = yaml.load(source.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except FileNotFoundError:

@@ -26,7 +26,7 @@ from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
 from pipeline.errors import BaccaratError
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
 from pipeline.tables import RuleSet
-from pipeline.user_files import output_folder
+from pipeline.user_files import UserFile, output_folder
 
 PLAYER, BANKER = "player", "banker"
 FOLLOWED_TABLE = "punto_banco"  # what `otherwise: punto_banco` follows: the casino's fixed choices
@@ -174,7 +174,8 @@ def write_strategies(strategies: list[Strategy], folder: Path | str) -> list[tup
 
 
 def _holds(path: Path, strategy: Strategy) -> bool:
-    return path.is_file() and validated_strategy(read_yaml(path, str(path)), str(path)) == strategy
+    what = str(path)
+    return path.is_file() and validated_strategy(read_yaml(UserFile(what, "strategy file"), what), what) == strategy
 
 
 def _write_new(path: Path, text: str) -> None:
