@@ -10,6 +10,7 @@ from pipeline.errors import BaccaratError
 from pipeline.user_files import UserFile
 
 NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+MAX_PROBLEMS = 8
 
 # conf/ and schemas/ sit at the top of the repository; links inside the package point at them.
 _FOLDERS = {"conf": "conf", "schemas": "schemas_data"}
@@ -72,10 +73,12 @@ def locate(folder: str, name_or_path: str, noun: str) -> Traversable | UserFile:
 
 
 def one_line(error) -> str:
-    """A pydantic ValidationError as one line: where, then what, for each problem."""
+    """A pydantic ValidationError as one line: where, then what, for each of its first MAX_PROBLEMS
+    problems (a file of a few hundred kilobytes can hold hundreds of thousands)."""
     problems = []
-    for problem in error.errors():
+    for problem in error.errors()[:MAX_PROBLEMS]:
         where = ".".join(str(part) for part in problem["loc"])
         message = problem["msg"].removeprefix("Value error, ")
         problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
+    more = error.error_count() - len(problems)
+    return "; ".join(problems) + (f"; and {more:,} more" if more > 0 else "")

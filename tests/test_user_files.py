@@ -108,3 +108,14 @@ def test_a_place_no_file_can_go_is_one_line_and_nothing_is_written(option, place
     status = main(args)
     one_line_refusal(status, *capsys.readouterr(), message)
     assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "plain").read_text() == "kept\n"
+
+
+def test_a_file_with_thousands_of_problems_names_the_first_few(tmp_path, capsys):
+    """A 30 KB strategy file of aliases printed a 700 KB line, one problem per cell."""
+    strategy = tmp_path / "aliases.yaml"
+    strategy.write_text("x: &x 1\nname: aliases\nside: player\ncells: [" + ",".join(["*x"] * 10_000) + "]\n")
+    status = main(["odds", "--rules", "chemin_de_fer", "--player-strategy", str(strategy),
+                   "--banker-strategy", "chemin_de_fer_banker_always_draws"])
+    out, err = capsys.readouterr()
+    one_line_refusal(status, out, err, "cells.0: Input should be a valid dictionary")
+    assert len(err) < 2_000 and err.rstrip().endswith("more") and "cells.9999" not in err
