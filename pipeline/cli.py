@@ -26,6 +26,7 @@ from pipeline.games.pairs import strategy_pair
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
+from pipeline.user_files import output_file, output_folder, read_text
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
@@ -216,12 +217,14 @@ def solve(
     commission: Annotated[str | None, typer.Option(
         help="The house's share of a Banker win, 0 to 0.1; default the rule set's. 0 makes the game zero-sum.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-    strategies_folder: Annotated[Path | None, typer.Option(
+    strategies_folder: Annotated[str | None, typer.Option(
         "--write-strategies", metavar="FOLDER",
         help="Also write both sides' equilibrium strategies there, as strategy files.")] = None,
 ) -> None:
     """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
     is the only one)."""
+    if strategies_folder is not None:
+        strategies_folder = output_folder(strategies_folder, "--write-strategies")
     rule_set, decks = shoe_of(load_rule_set(rules), decks)
     commission = rule_set.commission if commission is None else commission_of(commission)
     equilibrium = solve_rules(rule_set, decks, banker_sees.value, commission)
@@ -489,10 +492,14 @@ def marts(
     print(f"published {warehouse}: marts of the committed runs, views of their rounds and shoes")
 
 
+ROADS_INPUT_BYTES = 1 << 20  # about 10,000 shoes of results: a minute or two of work
+
+
 @app.command()
 def roads(
     outcomes: Annotated[str | None, typer.Option(help="A shoe's results in order, e.g. BPPTB.")] = None,
-    input_file: Annotated[Path | None, typer.Option("--input", help='JSON lines {"id": ..., "outcomes": "BPT..."}.')] = None,
+    input_file: Annotated[str | None, typer.Option(
+        "--input", metavar="PATH", help='JSON lines {"id": ..., "outcomes": "BPT..."}; at most 1 MiB.')] = None,
     engine: EngineOption = Engine.duckdb,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of drawing the roads.")] = False,
 ) -> None:
@@ -508,15 +515,12 @@ def roads(
         return
     ids, sequences = _read_sequences(input_file)
     cells = road_cells(engine, outcomes_table(sequences))
-    for shoe_id, line_id in enumerate(ids):
-        print(json.dumps({"id": line_id, **board.roads_document(cells, shoe_id)}))
+    for line_id, document in zip(ids, board.roads_documents(cells, len(ids))):
+        print(json.dumps({"id": line_id, **document}))
 
 
-def _read_sequences(path: Path) -> tuple[list, list[str]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise BaccaratError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+def _read_sequences(path: str) -> tuple[list, list[str]]:
+    lines = read_text(path, "--input", ROADS_INPUT_BYTES, "JSON lines file").splitlines()
     ids, sequences = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -544,7 +548,7 @@ def report(
     """Write a self-contained dashboard of one run, an HTML page that opens with no network."""
     from pipeline.report import build_report
 
-    page = build_report(out, run_id, shoe_id, warehouse, page)
+    page = build_report(out, run_id, shoe_id, warehouse, page and output_file(page, "--page"))
     print(f"report: {page}")
     return page
 
@@ -700,6 +704,9 @@ def _dot_command(con, command: str) -> bool:
     return False
 
 
+DICTIONARY_BYTES = 1 << 20
+
+
 @app.command()
 def docs(
     path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
@@ -713,7 +720,7 @@ def docs(
         _check_documents(path)
         return
     try:
-        written = write_dictionary(path)
+        written = write_dictionary(output_file(path, "--path"))
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
     print(f"{path} {'written' if written else 'already up to date'}")

@@ -3,13 +3,14 @@
 import re
 from importlib.resources import files
 from importlib.resources.abc import Traversable
-from pathlib import Path
 
 import yaml
 
 from pipeline.errors import BaccaratError
+from pipeline.user_files import UserFile
 
 NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+MAX_PROBLEMS = 8
 
 # conf/ and schemas/ sit at the top of the repository; links inside the package point at them.
 _FOLDERS = {"conf": "conf", "schemas": "schemas_data"}
@@ -32,8 +33,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def read_yaml(source: Traversable | Path, what: str) -> dict:
-    """Parse a YAML mapping, turning every failure into a one-line BaccaratError."""
+def read_yaml(source: Traversable | UserFile, what: str) -> dict:
+    """Parse a YAML mapping, turning every failure into a one-line BaccaratError. A shipped file is a
+    Traversable, a user's a UserFile (read only if it is a regular file, and only so many bytes)."""
     try:
         document = yaml.load(source.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
@@ -57,8 +59,9 @@ def known_names(folder: str) -> list[str]:
                   if entry.name.endswith(".yaml"))
 
 
-def locate(folder: str, name_or_path: str, noun: str) -> Traversable | Path:
-    """A shipped file of conf/<folder> by name, or a YAML file by path; else a one-line error."""
+def locate(folder: str, name_or_path: str, noun: str) -> Traversable | UserFile:
+    """A shipped file of conf/<folder> by name, or a YAML file by path (read when parsed); else a
+    one-line error."""
     if NAME.match(name_or_path):
         if name_or_path not in known_names(folder):
             raise BaccaratError(
@@ -66,21 +69,16 @@ def locate(folder: str, name_or_path: str, noun: str) -> Traversable | Path:
                 "or give the path of a .yaml file)"
             )
         return resource("conf", folder, f"{name_or_path}.yaml")
-    source = Path(name_or_path)
-    if not name_or_path or not source.exists():
-        raise BaccaratError(f"{noun} file not found: {name_or_path}")
-    if source.is_dir():
-        raise BaccaratError(f"{noun} {name_or_path!r} is a folder, not a YAML file")
-    if not source.is_file():  # a FIFO or a device would hang the reader
-        raise BaccaratError(f"{noun} {name_or_path!r} is not a regular file")
-    return source
+    return UserFile(name_or_path, noun)
 
 
 def validation_problems(error) -> str:
-    """A pydantic ValidationError as one line: where, then what, for each problem."""
+    """A pydantic ValidationError as one line: where, then what, for each of its first MAX_PROBLEMS
+    problems (a file of a few hundred kilobytes can hold hundreds of thousands)."""
     problems = []
-    for problem in error.errors():
+    for problem in error.errors()[:MAX_PROBLEMS]:
         where = ".".join(str(part) for part in problem["loc"])
         message = problem["msg"].removeprefix("Value error, ")
         problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
+    more = error.error_count() - len(problems)
+    return "; ".join(problems) + (f"; and {more:,} more" if more > 0 else "")

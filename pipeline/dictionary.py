@@ -53,7 +53,7 @@ def data_dictionary(folder: Traversable | Path | None = None) -> str:
 def write_dictionary(path: Path) -> bool:
     """Write the dictionary to `path` unless it already holds it; True when the file changed."""
     text = data_dictionary()
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
+    if path.is_file() and path.stat().st_size == len(text.encode()) and path.read_text(encoding="utf-8") == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as file:

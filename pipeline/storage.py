@@ -170,17 +170,16 @@ class Store:
 
     def duckdb_connection(self, database: str = ":memory:"):
         """A DuckDB connection (to `database`) that reads OUT's files with DuckDB's own Parquet reader:
-        on an object store through pyarrow's filesystem (fsspec's wrapper), so no DuckDB extension is
-        needed."""
+        on an object store through pyarrow's filesystem (pipeline/duckdb_files.py), so no DuckDB
+        extension is needed."""
         import duckdb
 
         con = duckdb.connect(database, config={"autoinstall_known_extensions": "false",
                                                "autoload_known_extensions": "false"})
         if not self.is_local:
-            from fsspec.implementations.arrow import ArrowFSWrapper
+            from pipeline.duckdb_files import duckdb_filesystem
 
-            wrapper = type(f"{self.scheme.title()}Files", (ArrowFSWrapper,), {"protocol": self.scheme})
-            con.register_filesystem(wrapper(self.filesystem))
+            con.register_filesystem(duckdb_filesystem(self.scheme, self.filesystem))
         return con
 
     def warehouse_path(self) -> Path:

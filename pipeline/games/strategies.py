@@ -10,6 +10,7 @@ cell of its table, fixed cells included, as arrays of Fractions: what the exact 
 the solver and the simulator read.
 """
 
+import contextlib
 import os
 import uuid
 from fractions import Fraction
@@ -25,6 +26,7 @@ from pipeline.config_files import NAME, known_names, locate, read_yaml, validati
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
+from pipeline.user_files import UserFile, output_folder
 
 PLAYER, BANKER = "player", "banker"
 FOLLOWED_TABLE = "punto_banco"  # what `otherwise: punto_banco` follows: the casino's fixed choices
@@ -155,11 +157,10 @@ def strategy_document(strategy: Strategy) -> dict:
     return document
 
 
-def write_strategies(strategies: list[Strategy], folder: Path) -> list[tuple[Path, bool]]:
+def write_strategies(strategies: list[Strategy], folder: Path | str) -> list[tuple[Path, bool]]:
     """Write each as `folder/<name>.yaml` (a new file, renamed into place): (path, written) for each.
     A file already there is kept; if it holds another strategy, nothing is written (a one-line error)."""
-    if folder.exists() and not folder.is_dir():
-        raise BaccaratError(f"{folder} is not a folder: give the folder the strategy files go to")
+    folder = output_folder(folder, "--write-strategies")
     paths = [folder / f"{strategy.name}.yaml" for strategy in strategies]
     same = [path.exists() and _holds(path, strategy) for path, strategy in zip(paths, strategies)]
     for path, kept in zip(paths, same):
@@ -173,7 +174,8 @@ def write_strategies(strategies: list[Strategy], folder: Path) -> list[tuple[Pat
 
 
 def _holds(path: Path, strategy: Strategy) -> bool:
-    return path.is_file() and validated_strategy(read_yaml(path, str(path)), str(path)) == strategy
+    what = str(path)
+    return path.is_file() and validated_strategy(read_yaml(UserFile(what, "strategy file"), what), what) == strategy
 
 
 def _write_new(path: Path, text: str) -> None:
@@ -186,7 +188,8 @@ def _write_new(path: Path, text: str) -> None:
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a temporary name never made (under a file, say) is no error
+            temporary.unlink(missing_ok=True)
 
 
 def _otherwise(strategy: Strategy | None, fixed: np.ndarray, followed: np.ndarray) -> np.ndarray:

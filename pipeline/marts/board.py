@@ -25,7 +25,18 @@ def _symbol(road: str, cell: dict) -> str:
 
 def roads_document(cells: pa.Table, shoe_id: int = 0) -> dict:
     """The five roads of one shoe in the documented JSON shape."""
-    rows = [row for row in cells.to_pylist() if row["shoe_id"] == shoe_id]
+    return _document([row for row in cells.to_pylist() if row["shoe_id"] == shoe_id])
+
+
+def roads_documents(cells: pa.Table, shoes: int) -> list[dict]:
+    """roads_document of shoes 0 to shoes - 1, in one pass over the cells."""
+    by_shoe: list[list[dict]] = [[] for _ in range(shoes)]
+    for row in cells.to_pylist():
+        by_shoe[row["shoe_id"]].append(row)
+    return [_document(rows) for rows in by_shoe]
+
+
+def _document(rows: list[dict]) -> dict:
     by_road = {road: [row for row in rows if row["road"] == road] for road in ROADS}
     document = {
         "bead_plate": [{"outcome": r["mark"], "col": r["col"], "row": r["row"]} for r in by_road["bead_plate"]],

@@ -60,6 +60,7 @@ def road_cells(engine: Engine, outcomes: pa.Table) -> pa.Table:
         from pipeline.marts.roads_duckdb import build_roads, road_cells as cells
 
         con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # stderr carries errors only
         con.register("outcomes", outcomes)
         build_roads(con, grid=True)
         return cells(con)

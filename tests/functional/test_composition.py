@@ -1,6 +1,7 @@
 """Composition analytics: the information model, count systems as data, and the job writing round_ev,
 checked against plain-Python recomputations that share no code with them."""
 
+import os
 import time
 from dataclasses import replace
 
@@ -329,3 +330,23 @@ def test_bad_input_is_one_line_and_commits_nothing(analysed, cli, tmp_path, args
 def test_an_output_folder_without_runs(cli, tmp_path):
     status, _, err = cli("composition", "--run-id", RUN, "--out", tmp_path / "none")
     assert status == 2 and f"no output folder {tmp_path / 'none'}" in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder", "over the cap"])
+def test_a_count_system_file_that_is_not_a_small_regular_file_is_refused_at_once(analysed, tmp_path, kind):
+    """In a process of its own, given 60 s: a FIFO blocked the reader, /dev/zero filled the memory."""
+    from test_user_files import baccarat, one_line_refusal
+
+    from pipeline.user_files import CONFIG_FILE_BYTES
+
+    path = {"fifo": tmp_path / "count.fifo", "device": "/dev/zero", "folder": tmp_path,
+            "over the cap": tmp_path / "big.yaml"}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "over the cap":
+        path.write_bytes(b"#" * (CONFIG_FILE_BYTES + 1))
+    before = snapshot(analysed)
+    done = baccarat(["composition", "--out", str(analysed), "--run-id", RUN, "--counts", str(path)], tmp_path)
+    message = {"folder": "is a folder", "over the cap": "is larger than 1 MiB"}.get(kind, "is not a regular file")
+    one_line_refusal(done.returncode, done.stdout, done.stderr, f"count system {str(path)!r} {message}")
+    assert snapshot(analysed) == before

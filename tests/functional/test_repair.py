@@ -150,7 +150,7 @@ def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
     store = Store.parse(str(tmp_path))
     damaged, _ = truncate_a_file(store)
     status, out, _ = cli("verify", "--out", tmp_path, "--run-id", "first", "--json")
-    assert status == 1 and out.count("\n") == 1 and f'"runs": 1' in out and damaged in out
+    assert status == 1 and out.count("\n") == 1 and '"runs": 1' in out and damaged in out
     status, _, err = cli("verify", "--out", tmp_path, "--run-id", "nope")
     assert status == 2 and "unknown run id 'nope'" in err and err.count("\n") == 1
 

@@ -532,3 +532,14 @@ def test_browser_draws_the_composition_section_with_true_ticks(composition_repor
     assert console == []
     for chart in ("depth_fan", "favourable"):
         assert_true_percent_ticks(parsed.ticks[chart, "y"])
+
+
+@pytest.mark.parametrize("target", ["/", "/sys/baccarat-test/index.html"])
+def test_report_page_where_no_file_can_go_is_one_line(report, cli, target):
+    """`report --page /` raised ValueError (a path with an empty name) after reading the warehouse."""
+    folder, page = report
+    before = page.read_bytes()
+    status, out, err = cli("report", "--out", folder, "--page", target)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: ") and ("is a folder" if target == "/" else "cannot write the report") in err
+    assert page.read_bytes() == before

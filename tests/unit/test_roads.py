@@ -123,7 +123,7 @@ BAD_ROADS_INPUT = [
     (["roads", "--outcomes", "bp"], "found 'bp'"),
     (["roads"], "give exactly one of --outcomes and --input"),
     (["roads", "--outcomes", "B", "--input", "x.jsonl"], "give exactly one of --outcomes and --input"),
-    (["roads", "--input", "no/such/file.jsonl"], "cannot read no/such/file.jsonl"),
+    (["roads", "--input", "no/such/file.jsonl"], "--input file not found: no/such/file.jsonl"),
     (["roads", "--outcomes", "B", "--engine", "spark"], "Invalid value for '--engine'"),
     (["roads", "--outcomes", "BP" * 16_384], "at most 32,767 results"),
 ]

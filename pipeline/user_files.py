@@ -1,0 +1,109 @@
+"""Files a user names: read only if regular and only up to a size, written only where a file can be.
+
+A FIFO would block the reader until something writes to it (Ctrl-C included: Python cannot interrupt
+the blocking open), a device such as /dev/zero never ends, and a huge file fills the memory; each
+is refused in one line instead. The file is never opened before it is known to be regular, and
+what is opened is checked again, so a file swapped for a FIFO in between does not block either.
+"""
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.errors import BaccaratError
+
+CONFIG_FILE_BYTES = 1 << 20  # a rule set, strategy, count system or policy: a few kilobytes
+_NOT_REGULAR = "is not a regular file (a FIFO, a device or a socket)"
+
+
+def read_bytes(path: Path | str, noun: str, limit: int, kind: str = "file") -> bytes:
+    """The contents of the regular file at `path`, at most `limit` bytes; else a one-line error that
+    names the file as `noun` (e.g. "rule set") and what it should be as `kind` (e.g. "YAML file")."""
+    text = str(path)
+    if not text:
+        raise BaccaratError(f"{noun} file not found: (an empty path)")
+    try:
+        _check_regular(os.stat(text).st_mode, noun, text, kind)
+        descriptor = os.open(text, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise BaccaratError(f"{noun} file not found: {text}") from None
+    except OSError as error:
+        raise BaccaratError(f"cannot read {noun} {text}: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        _check_regular(os.fstat(file.fileno()).st_mode, noun, text, kind)
+        try:
+            contents = file.read(limit + 1)
+        except OSError as error:
+            raise BaccaratError(f"cannot read {noun} {text}: {error.strerror or error}") from None
+    if len(contents) > limit:
+        raise BaccaratError(f"{noun} {text!r} is larger than {_size(limit)}: not a {kind} this reads")
+    return contents
+
+
+def read_text(path: Path | str, noun: str, limit: int, kind: str = "file") -> str:
+    """read_bytes, decoded as UTF-8 (a file in another encoding is a one-line error)."""
+    try:
+        return read_bytes(path, noun, limit, kind).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BaccaratError(f"{noun} {str(path)!r} is not UTF-8 text (byte {error.start})") from None
+
+
+def _check_regular(mode: int, noun: str, text: str, kind: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise BaccaratError(f"{noun} {text!r} is a folder, not a {kind}")
+    if not stat.S_ISREG(mode):
+        raise BaccaratError(f"{noun} {text!r} {_NOT_REGULAR}")
+
+
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
+
+
+@dataclass(frozen=True)
+class UserFile:
+    """A file a user named, read as read_text reads it; it reads like a shipped resource (read_text)."""
+
+    path: str
+    noun: str
+    limit: int = CONFIG_FILE_BYTES
+    kind: str = "YAML file"
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        return read_text(self.path, self.noun, self.limit, self.kind)
+
+    def __str__(self) -> str:
+        return self.path
+
+
+def output_file(path: Path | str, noun: str) -> Path:
+    """`path` if a file can go there: not a folder, not a FIFO or a device (a rename would replace it),
+    and not under a file; else a one-line error naming it as `noun` (e.g. "--page"). A folder it needs
+    is created when the file is written; a folder that cannot be written fails then, in one line too."""
+    text = str(path)
+    target = Path(text)
+    if not text or target.name in ("", ".", "..") or target.is_dir():
+        raise BaccaratError(f"{noun} {text!r} is a folder: give the path of a file")
+    if target.exists() and not target.is_file():
+        raise BaccaratError(f"{noun} {text!r} {_NOT_REGULAR}")
+    _check_ancestors(target, noun)
+    return target
+
+
+def output_folder(path: Path | str, noun: str) -> Path:
+    """`path` if files can go in it: a folder, or a path where one can be made; else a one-line error."""
+    text = str(path)
+    if not text:
+        raise BaccaratError(f"{noun}: give a folder (the path is empty)")
+    folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        raise BaccaratError(f"{noun} {text!r} is not a folder: give the folder the files go to")
+    _check_ancestors(folder, noun)
+    return folder
+
+
+def _check_ancestors(path: Path, noun: str) -> None:
+    """The nearest folder above `path` that exists must be a folder (not a file)."""
+    nearest = next(parent for parent in path.absolute().parents if parent.exists())
+    if not nearest.is_dir():
+        raise BaccaratError(f"{noun} {str(path)!r}: {nearest} is a file, not a folder")
