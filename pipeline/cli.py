@@ -36,12 +36,12 @@ from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cel
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
+from pipeline.render import TextTable, show
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanqueRun, write_run
 from pipeline.simulate.decisions import strategy_pair
-from pipeline.render import TextTable, show
 from pipeline.storage import MIN_RETENTION_HOURS, Store
 from pipeline.tasks import SPARK_LOG_FILE
 from pipeline.tables import DEFAULT_RULES, load_rule_set
@@ -840,7 +840,8 @@ def docs(
 
     if check:
         if not path.is_file():
-            raise BaccaratError(f"{path} does not exist (or is not a file): run `baccarat docs --path {path}`")
+            raise BaccaratError(f"{path} does not exist (or is not a file): run "
+                                f"`baccarat docs --path {shlex.quote(str(path))}`")
         if path.read_text(encoding="utf-8") != data_dictionary():
             raise BaccaratError(f"{path} is out of date with schemas/: run `baccarat docs`")
         print(f"{path} is up to date")
@@ -898,6 +899,9 @@ def vacuum(
         print(f"{out.location(table)}: {verb} {len(removed)} files")
 
 
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
@@ -908,9 +912,6 @@ def main(argv: list[str] | None = None) -> int:
         result = command.main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
-    except typer.Abort:
-        print("error: interrupted", file=sys.stderr)
-        return 130
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
@@ -920,6 +921,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaccaratError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if result == INTERRUPTED:  # typer's status for Ctrl-C (KeyboardInterrupt), which it returns silently
+        print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
 
 

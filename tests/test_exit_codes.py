@@ -5,6 +5,7 @@ README's recipe for reading the tables from a script exits 0 as written."""
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import uuid
@@ -51,13 +52,13 @@ def committed(request, tmp_path_factory, spark):
 
 def lanes(out: str, folder: Path) -> list[list[list[str]]]:
     """Two lanes run side by side, each command REPETITIONS times in turn; the commands that write
-    (marts, vacuum) share a lane, so that they never overlap each other."""
+    to the tables (marts, vacuum) share a lane, so that they never overlap each other."""
     warehouse = ["--warehouse", str(folder / "warehouse.duckdb")]
     rerun = ["simulate", "--shoes", str(SHOES), "--seed", "7", "--out", out]
     readers = [rerun, [*rerun, "--overwrite"], ["runs", "--out", out],
-               ["composition", "--run-id", RUN_ID, "--out", out, "--shoes", "5"]]
-    writers = [["marts", "--out", out, *warehouse, *MARTS_SIZE], ["vacuum", "--out", out],
+               ["composition", "--run-id", RUN_ID, "--out", out, "--shoes", "5"],
                ["report", "--out", out, *warehouse, "--page", str(folder / "report" / "index.html")]]
+    writers = [["marts", "--out", out, *warehouse, *MARTS_SIZE], ["vacuum", "--out", out]]
     return [[command for _ in range(REPETITIONS) for command in lane] for lane in (readers, writers)]
 
 
@@ -102,3 +103,17 @@ def test_the_readme_recipe_for_a_script_exits_0_on_every_table(committed):
         done = list(pool.map(run, scripts))
     assert [(d.returncode, d.stderr) for d in done] == [(0, "")] * len(scripts)
     assert all(int(d.stdout.split()[-1]) > 0 for d in done)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_job_exits_130_with_one_line(tmp_path):
+    """Typer turns Ctrl-C into status 130 silently; the command says why it stopped, in one line."""
+    command = [sys.executable, "-c", "from pipeline.cli import console; console()", "simulate",
+               "--shoes", "2000000", "--seed", "1", "--out", str(tmp_path / "data"), "--master", "local[1]"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as job:
+        progress = job.stdout.readline()  # the job is running once it reports progress
+        assert "shoes" in progress, progress + job.stderr.read()
+        job.send_signal(signal.SIGINT)
+        _, stderr = job.communicate(timeout=300)
+    assert (job.returncode, stderr.strip()) == (130, "error: interrupted")
+    assert not (tmp_path / "data" / "runs").exists()
