@@ -1,6 +1,9 @@
 """`baccarat`: the one command line, dispatching the jobs. All printing for people happens here."""
 
+import functools
 import json
+import os
+import shlex
 import sys
 import threading
 import time
@@ -13,7 +16,6 @@ from typing import Annotated
 import duckdb
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from pipeline import risk as risk_model
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
@@ -34,6 +36,7 @@ from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
 from pipeline.repair import repair_data_tables, repair_logs, verify_store
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
+from pipeline.render import TextTable, show
 from pipeline.runs import DamagedRun, check_run_id, read_run, read_runs
 from pipeline.schemas import contract
 from pipeline.simulate import job
@@ -80,17 +83,14 @@ def odds_document(odds: Odds, decks: int) -> dict:
     }
 
 
-def _odds_tables(odds: Odds, decks: int) -> list[Table]:
-    outcomes = Table(title=f"{odds.rules}, {decks_text(decks)}: {odds.total_combinations:,} six-card deals")
-    for column in ("outcome", "combinations", "probability"):
-        outcomes.add_column(column, justify="left" if column == "outcome" else "right")
+def _odds_tables(odds: Odds, decks: int) -> list[TextTable]:
+    outcomes = TextTable(f"{odds.rules}, {decks_text(decks)}: {odds.total_combinations:,} six-card deals",
+                         ("outcome", "combinations", "probability"), left=frozenset({"outcome"}))
     for name, ways in odds.outcomes.items():
-        outcomes.add_row(name, f"{ways:,}", f"{float(odds.probability(name)):.6f}")
-    bets = Table(title="bets, per unit staked")
-    for column in ("bet", "EV", "house edge %", "SD"):
-        bets.add_column(column, justify="left" if column == "bet" else "right")
+        outcomes.add(name, f"{ways:,}", f"{float(odds.probability(name)):.6f}")
+    bets = TextTable("bets, per unit staked", ("bet", "EV", "house edge %", "SD"), left=frozenset({"bet"}))
     for kind, bet in odds.bets.items():
-        bets.add_row(kind, f"{float(bet.ev):+.6f}", f"{float(bet.house_edge_pct):.4f}", f"{bet.sd:.4f}")
+        bets.add(kind, f"{float(bet.ev):+.6f}", f"{float(bet.house_edge_pct):.4f}", f"{bet.sd:.4f}")
     return [outcomes, bets]
 
 
@@ -143,9 +143,7 @@ def odds(
     if as_json:
         print(json.dumps(odds_document(result, rule_set.decks)))
         return
-    console = Console()
-    for table in _odds_tables(result, rule_set.decks):
-        console.print(table)
+    show(*_odds_tables(result, rule_set.decks))
 
 
 def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
@@ -160,14 +158,13 @@ def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_str
     if as_json:
         print(json.dumps(document))
         return
-    table = Table(title=f"{rule_set.name}, {_shoe_text(decks)}: Player {player.name} v Banker {banker.name}")
-    for column in ("", "exact", "≈"):
-        table.add_column(column, justify="left" if not column else "right")
+    table = TextTable(f"{rule_set.name}, {_shoe_text(decks)}: Player {player.name} v Banker {banker.name}",
+                      ("", "exact", "≈"), left=frozenset({""}))
     for side in ("player", "banker"):
-        table.add_row(f"{side} wins", document["probabilities"][side], f"{document['probabilities_float'][side]:.6f}")
+        table.add(f"{side} wins", document["probabilities"][side], f"{document['probabilities_float'][side]:.6f}")
     for side in ("player", "banker"):
-        table.add_row(f"{side} gain per unit", document["value"][side], f"{document['value_float'][side]:+.6f}")
-    Console().print(table)
+        table.add(f"{side} gain per unit", document["value"][side], f"{document['value_float'][side]:+.6f}")
+    show(table)
     print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
 
 
@@ -184,18 +181,17 @@ def _banque_odds(rule_set, decks, player_strategy: str | None, banker_strategy: 
     if as_json:
         print(json.dumps(document))
         return
-    table = Table(title=f"{rule_set.name}, {_shoe_text(document['decks'])}, stake share {document['stake_share']}: "
-                        f"Banker {document['banker_policy']} v {' and '.join(document['player_strategies'])}")
-    for column in ("", "exact", "≈"):
-        table.add_column(column, justify="left" if not column else "right")
+    table = TextTable(f"{rule_set.name}, {_shoe_text(document['decks'])}, stake share {document['stake_share']}: "
+                      f"Banker {document['banker_policy']} v {' and '.join(document['player_strategies'])}",
+                      ("", "exact", "≈"), left=frozenset({""}))
     for hand in ("hand1", "hand2"):
         for side in ("player", "banker"):
-            table.add_row(f"{hand}: {side} wins", document["probabilities"][hand][side],
-                          f"{document['probabilities_float'][hand][side]:.6f}")
+            table.add(f"{hand}: {side} wins", document["probabilities"][hand][side],
+                      f"{document['probabilities_float'][hand][side]:.6f}")
     for who in ("banker", "hand1", "hand2"):
         per = "of both stakes" if who == "banker" else "staked"
-        table.add_row(f"{who} gain per unit {per}", document["value"][who], f"{document['value_float'][who]:+.6f}")
-    Console().print(table)
+        table.add(f"{who} gain per unit {per}", document["value"][who], f"{document['value_float'][who]:+.6f}")
+    show(table)
     print(f"commission {float(rule_set.commission):.0%} of the Banker's wins; a tie pushes")
 
 
@@ -248,14 +244,13 @@ def _print_equilibrium(document: dict) -> None:
           f"(≈ {document['player_draw_at_5_float']:.6f})")
     for side in ("player", "banker"):
         print(f"{side} gain per unit: {document['value'][side]} (≈ {document['value_float'][side]:+.6f})")
-    table = Table(title="the Banker's play where it departs from punto banco or mixes")
-    for column in ("Banker", "Player's third card", "draws with probability", "≈"):
-        table.add_column(column)
+    columns = ("Banker", "Player's third card", "draws with probability", "≈")
+    table = TextTable("the Banker's play where it departs from punto banco or mixes", columns, left=frozenset(columns))
     for cell in document["banker"]:
         hand = f"{cell['cards'][0]},{cell['cards'][1]} ({cell['total']})" if cell["cards"] else str(cell["total"])
         third = "stood" if cell["player_third"] is None else str(cell["player_third"])
-        table.add_row(hand, third, cell["draw"], f"{cell['draw_float']:.6f}")
-    Console().print(table)
+        table.add(hand, third, cell["draw"], f"{cell['draw_float']:.6f}")
+    show(table)
 
 
 def warn_player_edges(odds: Odds) -> None:
@@ -315,7 +310,29 @@ def _rate(rounds_per_second: float) -> str:
     return f"{rounds_per_second:,.0f} rounds/s"
 
 
+def leaves_no_empty_folder(command: Callable) -> Callable:
+    """The command's local OUT, when the command created it (Store.check_writable does) and failed
+    before writing anything into it, goes again, with the parent folders it created."""
+
+    @functools.wraps(command)
+    def guarded(*args, out: Store = DEFAULT_OUT, **kwargs):
+        created = [] if not out.is_local else [folder for folder in (out.local_path(), *out.local_path().parents)
+                                                if not folder.exists()]
+        try:
+            return command(*args, out=out, **kwargs)
+        except BaseException:
+            for folder in created:  # the deepest first; a folder that is not empty stays, and its parents
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+            raise
+
+    return guarded
+
+
 @app.command()
+@leaves_no_empty_folder
 def simulate(
     shoes: Annotated[int, typer.Option(min=1, max=job.MAX_SHOES, help="How many shoes to deal (at most 10**10).")],
     seed: Annotated[int, typer.Option(min=0, max=job.MAX_SEED, help="Run seed, 0 to 2**64-1.")],
@@ -489,7 +506,8 @@ def marts(
                                             frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
-    print(f"published {warehouse}: marts of the committed runs, views of their rounds and shoes")
+    views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
+    print(f"published {warehouse}: marts of the committed runs{views}")
 
 
 ROADS_INPUT_BYTES = 1 << 20  # about 10,000 shoes of results: a minute or two of work
@@ -577,7 +595,8 @@ def run(
           f"in {out.location('runs')}\n"
           f"  dashboard tables  {out.location('marts')} (Delta tables) and {warehouse}\n"
           f"  report            {page}\n"
-          f"  query it          baccarat sql --warehouse {warehouse} 'SELECT * FROM bet_performance'")
+          f"  query it          baccarat sql --warehouse {shlex.quote(str(warehouse))} "
+          f"{shlex.quote('SELECT * FROM bet_performance')}")
 
 
 @app.command()
@@ -759,13 +778,13 @@ def runs(
         for record in records:
             print(json.dumps({key: value for key, value in record.items() if key not in ("files", "parameters")}))
         return
-    table = Table(title=f"committed runs in {out}")
-    for column in ("run id", "rules", "seed", "shoes", "rounds", "versions (rounds, shoes)", "started", "ended"):
-        table.add_column(column, justify="right" if column in ("seed", "shoes", "rounds") else "left")
+    table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds",
+                      "versions (rounds, shoes)", "started", "ended"),
+                      left=frozenset({"run id", "rules", "versions (rounds, shoes)", "started", "ended"}))
     for r in records:
-        table.add_row(r["run_id"], r["rules"], str(r["seed"]), f"{r['shoes']:,}", f"{r['rounds']:,}",
-                      f"{r['versions']['rounds']}, {r['versions']['shoes']}", r["started_at"], r["ended_at"])
-    Console().print(table)
+        table.add(r["run_id"], r["rules"], str(r["seed"]), f"{r['shoes']:,}", f"{r['rounds']:,}",
+                  f"{r['versions']['rounds']}, {r['versions']['shoes']}", r["started_at"], r["ended_at"])
+    show(table)
 
 
 @app.command()
@@ -831,14 +850,17 @@ def risk(
     if as_json:
         print(json.dumps(document))
         return
-    table = Table(title=f"{system} on {bet}, bankroll {document['bankroll']}, goal +{document['goal']} units")
-    for column in ("quantity", "value", "error bound"):
-        table.add_column(column, justify="left" if column == "quantity" else "right")
+    table = TextTable(f"{system} on {bet}, bankroll {document['bankroll']}, goal +{document['goal']} units",
+                      ("quantity", "value", "error bound"), left=frozenset({"quantity"}))
     for key in ("goal_reached", "ruined", "expected_rounds", "expected_wagered", "expected_net"):
-        table.add_row(key.replace("_", " "), document[key]["value"], document[key]["error_bound"])
+        table.add(key.replace("_", " "), document[key]["value"], document[key]["error_bound"])
     for key, value in document.get("cycle", {}).items():
-        table.add_row(f"first cycle: {key.replace('_', ' ')}", value, "exact")
-    Console().print(table)
+        table.add(f"first cycle: {key.replace('_', ' ')}", value, "exact")
+    show(table)
+
+
+INTERRUPTED = 130
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
@@ -850,9 +872,6 @@ def main(argv: list[str] | None = None) -> int:
         result = command.main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
-    except typer.Abort:
-        print("error: interrupted", file=sys.stderr)
-        return 130
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
@@ -862,12 +881,24 @@ def main(argv: list[str] | None = None) -> int:
     except BaccaratError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if result == INTERRUPTED:  # typer's status for Ctrl-C (KeyboardInterrupt), which it returns silently
+        print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
 
 
 def console() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point: the process ends with main()'s status once its output is flushed,
+    without the interpreter's finalisation, where native threads (Arrow's, DuckDB's) still releasing
+    Python objects can abort the process (SIGABRT, exit 134) after the command has succeeded."""
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader stopped reading (`| head`): nothing left to say
+            pass
+        except OSError:
+            status = status or 1
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -449,8 +449,12 @@ class Store:
         delta = self.delta_table(table)
         if delta is None:
             return None
+        # Read through this store's own filesystem: deltalake's default one is Python code whose buffers
+        # Arrow's threads may release after the read returns, which aborts an interpreter that is exiting.
+        table_files = pafs.SubTreeFileSystem(self.fs_path(table), self.filesystem)
         with self._errors(f"table {table!r} is not readable"):
-            return delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None)
+            return delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None,
+                                          filesystem=table_files)
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
                          transaction: tuple[str, int]) -> int:
