@@ -793,7 +793,7 @@ def main(argv: list[str] | None = None) -> int:
         result = command.main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         print("error: interrupted", file=sys.stderr)
         return 130
     except typer.TyperException as error:  # bad arguments, as click words them

@@ -2,6 +2,8 @@
 terminal, none in a pipe), each run read-only and within its bounds on the published warehouse."""
 
 import contextlib
+import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -56,34 +58,40 @@ def _show(result: duckdb.DuckDBPyRelation | None) -> None:
         result.show(max_width=200, max_rows=200)
 
 
-def _interruptible(con, work: Callable[[], None]) -> None:
-    """work() in a thread, so that Ctrl-C, which Python delivers to the main thread, can interrupt
-    DuckDB's query (DuckDB does not reliably see it itself); KeyboardInterrupt once the query stopped."""
-    outcome: dict = {}
+def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:
+    """work() with Ctrl-C stopping DuckDB's query: while it runs, SIGINT only wakes a thread that
+    interrupts the connection (again until work ends: an interrupt before DuckDB starts the query is
+    lost), since a KeyboardInterrupt raised in Python, or DuckDB's own handling of the signal in a
+    thread, leaves the connection busy for good (DuckDB 2.0.1). KeyboardInterrupt once it stopped."""
+    signalled, finished = threading.Event(), threading.Event()
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
 
-    def run():
-        try:
-            work()
-        except BaseException as error:  # re-raised on the main thread below
-            outcome["error"] = error
-
-    worker = threading.Thread(target=run, daemon=True)
-    interrupted = False
-    try:
-        worker.start()
-    except KeyboardInterrupt:
-        interrupted = True
-    while worker.is_alive():
-        try:
-            if interrupted:  # again and again: an interrupt before DuckDB starts the query is lost
+    def interrupt_on_signal() -> None:
+        if os.read(wake_read, 1) and not finished.is_set():
+            signalled.set()
+            while not finished.wait(0.05):
                 con.interrupt()
-            worker.join(0.1)
-        except KeyboardInterrupt:
-            interrupted = True
-    if interrupted:
+
+    watcher = threading.Thread(target=interrupt_on_signal, daemon=True)
+    watcher.start()
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    signal.set_wakeup_fd(wake_write)
+    try:
+        work()
+    except (duckdb.InterruptException, BaccaratError):  # the query's error, or its interruption's
+        if not signalled.is_set():
+            raise
+    finally:
+        finished.set()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, previous)
+        os.write(wake_write, b"\0")  # the watcher ends
+        watcher.join()
+        os.close(wake_read)
+        os.close(wake_write)
+    if signalled.is_set():
         raise KeyboardInterrupt
-    if "error" in outcome:
-        raise outcome["error"]
 
 
 LEAVE = (".quit", ".exit", "\\q")  # anywhere; "exit" and "quit" only where a statement would start
