@@ -783,19 +783,21 @@ def vacuum(
         print(f"{out.location(table)}: {verb} {len(removed)} files")
 
 
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
-    command = typer.main.get_command(app)
     if not argv:
         argv = ["--help"]
     try:
-        result = command.main(args=argv, prog_name="baccarat", standalone_mode=False)
+        result = typer.main.get_command(app).main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
     except (typer.Abort, KeyboardInterrupt):
         print("error: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
@@ -805,6 +807,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaccaratError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
+        print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
 
 

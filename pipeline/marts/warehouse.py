@@ -52,8 +52,10 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
         raise BaccaratError(f"warehouse {path} cannot be opened: {str(error).strip().splitlines()[0]}") from None
     try:
         _confine(con, stable)
-    except BaseException:
+    except BaseException as error:
         con.close()
+        if isinstance(error, RuntimeError) and "interrupted" in str(error):  # DuckDB's word for a Ctrl-C
+            raise KeyboardInterrupt from None
         raise
     return con
 
