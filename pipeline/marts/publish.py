@@ -3,6 +3,7 @@ publish the DuckDB warehouse as a new local file behind a stable path (publish_w
 
 import contextlib
 import os
+import shutil
 import tempfile
 import uuid
 from datetime import UTC, datetime
@@ -99,7 +100,7 @@ def check_warehouse_target(target: Path) -> Path:
 
 def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
     """Build the warehouse anew from the marts of every committed run that passes its checks (runs in
-    `verified` were just checked), as a new read-only file of its own in the folder `<target>.publishes`,
+    `verified` were just checked), as a new read-only file in a folder of its own in `<target>.publishes`,
     then point `target` (a symbolic link) at it and remove the older files and any journal a client left
     at `target`. A reader holding an old file open keeps reading it; a client that opened `target`
     read-write can change neither the new file nor what the pipeline's readers see. Rounds and shoes are
@@ -114,18 +115,22 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
         except BaccaratError as error:
             left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
     folder = target.with_name(target.name + PUBLISHES)
-    published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}.duckdb"
+    # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)
+    published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}" / target.name
     try:
         with replacing(published, sidecars=(".wal",)) as building:
             _build(out, building, target.parent, runs, records)
         published.chmod(0o444)
         _point(target, published)
     except (OSError, duckdb.IOException, duckdb.FatalException) as error:
+        shutil.rmtree(published.parent, ignore_errors=True)
         raise BaccaratError(f"cannot write the warehouse {target}: "
                             f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
-    for stale in [*(path for path in folder.iterdir() if path != published), journal(target)]:
-        with contextlib.suppress(OSError):
-            stale.unlink(missing_ok=True)
+    for stale in folder.iterdir():
+        if stale != published.parent:
+            shutil.rmtree(stale, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        journal(target).unlink(missing_ok=True)
     return target, left_out
 
 
