@@ -65,7 +65,7 @@ def wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
         try:
             if requests.get(f"{base}/health", timeout=2).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or a worker still starting
             pass
         time.sleep(2)
     pytest.fail(f"Superset did not answer within {START_TIMEOUT} s; the end of its log:\n"
