@@ -122,7 +122,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
             _build(out, building, target.parent, runs, records)
         published.chmod(0o444)
         _point(target, published)
-    except (OSError, duckdb.IOException, duckdb.FatalException) as error:
+    except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
         shutil.rmtree(published.parent, ignore_errors=True)
         raise BaccaratError(f"cannot write the warehouse {target}: "
                             f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None

@@ -24,8 +24,7 @@ def run_one(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
 
 
 def _run(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
-    """Show what `sql` returns, on a cursor of its own: a statement interrupted as it starts can leave
-    its connection busy for good (DuckDB 2.0.1), and the next statement then gets a fresh one."""
+    """Show what `sql` returns, on a cursor of its own, which goes with the statement whatever became of it."""
     cursor = con.cursor()
     try:
         _interruptible(cursor, lambda: _show_query(cursor, bounds, sql))
@@ -46,16 +45,10 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
     try:
         with bounds.timed(con):
             refuse_all_but_queries(con, sql)
-            _show(con.sql(sql))
-        return
+            if (result := con.sql(sql)) is not None:
+                result.show(max_width=200, max_rows=200)  # a query runs here, and may fail here
     except duckdb.Error as error:
-        message = error_with_hint(error)
-    raise BaccaratError(message)
-
-
-def _show(result: duckdb.DuckDBPyRelation | None) -> None:
-    if result is not None:
-        result.show(max_width=200, max_rows=200)
+        raise BaccaratError(error_with_hint(error)) from None
 
 
 def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:
