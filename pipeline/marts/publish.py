@@ -5,6 +5,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput
 from pipeline.marts.warehouse import journal, sql_list, sql_string
 from pipeline.runs import committed_runs, read_run, run_files
 from pipeline.schemas import contract
-from pipeline.storage import WAREHOUSE, Store
+from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
 
 
 def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
@@ -126,9 +127,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
         shutil.rmtree(published.parent, ignore_errors=True)
         raise BaccaratError(f"cannot write the warehouse {target}: "
                             f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
-    for stale in folder.iterdir():
-        if stale != published.parent:
-            shutil.rmtree(stale, ignore_errors=True)
+    _remove_older_publishes(target, published)
     with contextlib.suppress(OSError):
         journal(target).unlink(missing_ok=True)
     return target, left_out
@@ -152,6 +151,23 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
                 source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
                           if files else _empty(table))
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+
+
+def _remove_older_publishes(target: Path, published: Path) -> None:
+    """Every publish's folder but this one and the one `target` points at now (another `baccarat marts`
+    may have published meanwhile); a folder whose file is not written yet only once it is stale, since
+    another publish may be writing it."""
+    current = (target.parent / os.readlink(target)).parent if target.is_symlink() else published.parent
+    for publish in published.parent.parent.iterdir():
+        finished = (publish / target.name).exists()
+        if publish not in (published.parent, current) and (finished or _stale(publish)):
+            shutil.rmtree(publish, ignore_errors=True)
+
+
+def _stale(path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return time.time() - path.stat().st_mtime > STALE_SECONDS
+    return False
 
 
 def _point(target: Path, published: Path) -> None:
