@@ -218,5 +218,6 @@ def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
         assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == 0
     assert cli("marts", "--out", folder)[0] == 0
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{folder}'")
         assert con.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] == new["rounds"]
         assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == new["rounds"]
