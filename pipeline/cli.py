@@ -1,19 +1,17 @@
 """`baccarat`: the one command line, dispatching the jobs. All printing for people happens here."""
 
 import functools
+from collections.abc import Callable
 import json
 import os
 import shlex
 import sys
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
-import duckdb
 import typer
 from rich.console import Console
 
@@ -29,11 +27,12 @@ from pipeline.games.solve import commission_of, equilibrium_document, equilibriu
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.user_files import output_file, output_folder, read_text
-from pipeline.marts import board
+from pipeline.marts import board, shell
+from pipeline.marts.bounds import ENVIRONMENT, Bounds
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
-from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
+from pipeline.marts.publish import check_warehouse_target, drop_marts, publish_warehouse, write_marts
+from pipeline.marts.warehouse import open_warehouse
 from pipeline.repair import repair_data_tables, repair_logs, verify_store
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.render import TextTable, show
@@ -495,6 +494,7 @@ def marts(
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     out.check_writable()
+    warehouse = check_warehouse_target(warehouse or out.warehouse_path())
     for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
         print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
     for run in runs:
@@ -502,8 +502,7 @@ def marts(
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
         print(f"marts of run {run.run_id!r} ({run.record['rounds']:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
-    warehouse, left_out = publish_warehouse(out, warehouse or out.warehouse_path(),
-                                            frozenset(run.run_id for run in runs))
+    warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
@@ -599,128 +598,33 @@ def run(
           f"{shlex.quote('SELECT * FROM bet_performance')}")
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})  # "-- a comment\nSELECT 1" is a query
 def sql(
     query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
     out: OutOption = DEFAULT_OUT,
     warehouse: WarehouseOption = None,
+    timeout: Annotated[float | None, typer.Option(help=f"Seconds a statement may run [env {ENVIRONMENT['timeout']}; "
+                                                       "default 60].")] = None,
+    memory_limit: Annotated[str | None, typer.Option(help=f"DuckDB's memory, e.g. 1GB [env "
+                                                          f"{ENVIRONMENT['memory_limit']}; default 2GB].")] = None,
+    threads: Annotated[int | None, typer.Option(help=f"Threads [env {ENVIRONMENT['threads']}; default up to 4].")] = None,
+    temp_directory: Annotated[Path | None, typer.Option(help=f"Where a query spills, outside the data [env "
+                                                             f"{ENVIRONMENT['temp_directory']}].")] = None,
+    max_temp_directory_size: Annotated[str | None, typer.Option(help=f"The spill's cap [env "
+                                                                     f"{ENVIRONMENT['max_temp_directory_size']}; "
+                                                                     "default 10GB].")] = None,
 ) -> int:
-    """Query the warehouse (read-only): one query, or a prompt reading statements ending in ';'."""
-    with open_warehouse(warehouse or out.warehouse_path()) as con:
-        if query is not None:
-            _interruptible(con, lambda: _show_query(con, query))
-            return 0
-        return _shell(con)
-
-
-def _show_query(con, sql: str) -> None:
-    if (result := read_query(con, sql)) is not None:
+    """Query the warehouse (read-only, bounded): one query, or a prompt reading statements ending in ';'."""
+    bounds = Bounds.given(timeout=timeout, memory_limit=memory_limit, threads=threads, temp_directory=temp_directory,
+                          max_temp_directory_size=max_temp_directory_size)
+    with open_warehouse(warehouse or out.warehouse_path(), bounds) as con:
+        if query is None:
+            return shell.prompt(con, bounds)
         try:
-            result.show(max_width=200, max_rows=200)  # a query runs here, and may fail here
-        except duckdb.Error as error:
-            raise BaccaratError(error_with_hint(error)) from None
-
-
-def _interruptible(con, work: Callable[[], None]) -> None:
-    """work() in a thread, so that Ctrl-C, which Python delivers to the main thread, can interrupt
-    DuckDB's query (DuckDB does not reliably see it itself); KeyboardInterrupt once the query stopped."""
-    outcome: dict = {}
-
-    def run():
-        try:
-            work()
-        except BaseException as error:  # re-raised on the main thread below
-            outcome["error"] = error
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    interrupted = False
-    while worker.is_alive():
-        try:
-            worker.join(0.1)
+            shell.run_one(con, bounds, query)
         except KeyboardInterrupt:
-            interrupted = True
-            con.interrupt()
-    if interrupted:
-        raise KeyboardInterrupt
-    if "error" in outcome:
-        raise outcome["error"]
-
-
-LEAVE = (".quit", ".exit", "\\q")  # anywhere; "exit" and "quit" only where a statement would start
-TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
-
-
-def _shell(con) -> int:
-    """Statements ending in ';' from stdin; a prompt on a terminal, none in a pipe. Exit status 1 if
-    a statement failed in a pipe (a script), 0 otherwise; .quit, \\q, exit or end of input leaves.
-    On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
-    interactive = sys.stdin.isatty()
-    if interactive:
-        import readline  # noqa: F401  (input() gets line editing and this session's history; no file)
-
-        print("warehouse.duckdb (read-only): tables " + ", ".join(name for (name,) in con.execute(TABLES).fetchall())
-              + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit")
-    failed, lines = False, []
-    while True:
-        try:
-            line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
-        except EOFError:
-            break
-        except KeyboardInterrupt:
-            if not interactive:
-                raise
-            print()  # the line typed so far goes, and the statement it continued
-            lines = []
-            continue
-        if not interactive and not line:
-            break
-        command = line.strip().removesuffix(";").strip()
-        if command in LEAVE or (not lines and command in ("exit", "quit")):
-            break
-        if not lines and command.startswith("."):
-            failed |= not _dot_command(con, command)
-            continue
-        lines.append(line.rstrip("\n"))
-        statement = "\n".join(lines).strip()
-        if statement.endswith(";"):
-            lines = []
-            failed |= not _run_statement(con, statement, interactive)
-    return int(failed and not interactive)
-
-
-def _run_statement(con, statement: str, interactive: bool) -> bool:
-    """False if the statement failed; Ctrl-C at the prompt stops it and the prompt goes on."""
-    try:
-        _interruptible(con, lambda: _show_query(con, statement))
-    except BaccaratError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return False
-    except KeyboardInterrupt:
-        if not interactive:
-            raise
-        print("interrupted", file=sys.stderr)
-    return True
-
-
-def _dot_command(con, command: str) -> bool:
-    """.tables or .schema [TABLE]; False (with a message) for anything else."""
-    name, *arguments = command.split()
-    if name == ".tables" and not arguments:
-        for (table,) in con.execute(TABLES).fetchall():
-            print(table)
-        return True
-    if name == ".schema" and len(arguments) <= 1:
-        columns = con.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
-                          "WHERE table_name = coalesce($name, table_name) ORDER BY table_name, ordinal_position",
-                          params={"name": arguments[0] if arguments else None})
-        if not columns.limit(1).fetchall():
-            print(f"error: no table {arguments[0]!r} (.tables lists them)", file=sys.stderr)
-            return False
-        columns.show(max_width=200, max_rows=100_000)
-        return True
-    print(f"error: unknown command {command!r}: .tables, .schema [TABLE] or .quit", file=sys.stderr)
-    return False
+            raise typer.Abort() from None
+        return 0
 
 
 DICTIONARY_BYTES = 1 << 20
@@ -865,13 +769,15 @@ INTERRUPTED = 130
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
-    command = typer.main.get_command(app)
     if not argv:
         argv = ["--help"]
     try:
-        result = command.main(args=argv, prog_name="baccarat", standalone_mode=False)
+        result = typer.main.get_command(app).main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
         return done.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("error: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
@@ -881,7 +787,7 @@ def main(argv: list[str] | None = None) -> int:
     except BaccaratError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if result == INTERRUPTED:  # typer's status for Ctrl-C (KeyboardInterrupt), which it returns silently
+    if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
         print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
 

@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipeline.atomic import TEMPORARY_PREFIX
 from pipeline.errors import BaccaratError
 
 OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
-TEMPORARY_PREFIX = "."
 STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
 PARTITION = "run_id"
 COMMIT_ATTEMPTS = 8

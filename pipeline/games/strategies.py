@@ -10,9 +10,6 @@ cell of its table, fixed cells included, as arrays of Fractions: what the exact 
 the solver and the simulator read.
 """
 
-import contextlib
-import os
-import uuid
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Literal
@@ -21,6 +18,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, ValidationError, model_validator
 
+from pipeline.atomic import write_text
 from pipeline.cards import VALUES
 from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
@@ -179,17 +177,10 @@ def _holds(path: Path, strategy: Strategy) -> bool:
 
 
 def _write_new(path: Path, text: str) -> None:
-    """Write a file under a temporary name and rename it into place; no temporary file stays behind."""
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        write_text(path, text)
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
-    finally:
-        with contextlib.suppress(OSError):  # a temporary name never made (under a file, say) is no error
-            temporary.unlink(missing_ok=True)
 
 
 def _otherwise(strategy: Strategy | None, fixed: np.ndarray, followed: np.ndarray) -> np.ndarray:

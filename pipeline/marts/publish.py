@@ -1,7 +1,11 @@
 """Publishing marts: conform each table to its contract, commit it per run to its Delta table, and
-publish the DuckDB warehouse by building a new local file and renaming it over the old one."""
+publish the DuckDB warehouse as a new local file behind a stable path (publish_warehouse)."""
 
+import contextlib
 import os
+import shutil
+import tempfile
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,12 +15,13 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
+from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
-from pipeline.marts.warehouse import sql_list, sql_string
+from pipeline.marts.warehouse import journal, sql_list, sql_string
 from pipeline.runs import committed_runs, read_run, run_files
 from pipeline.schemas import contract
-from pipeline.storage import TEMPORARY_PREFIX, Store
+from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
 
 
 def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
@@ -76,13 +81,33 @@ def read_shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) ->
 # The oldest storage version DuckDB 2.0 writes, which DuckDB 1.0 and later read; DuckDB 2.0's default,
 # v2.0.0, no DuckDB 1.x can open ("Trying to read a database file with version number 69").
 STORAGE_VERSION = "v1.0.0"
+PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
+
+
+def check_warehouse_target(target: Path) -> Path:
+    """The warehouse's path made absolute, once it is known to name a file in a folder this process can
+    write; else a one-line error, before anything is built or committed."""
+    target = Path(target).absolute()
+    if not target.name or target.is_dir():
+        raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=target.parent):
+            pass
+    except OSError as error:
+        raise BaccaratError(f"cannot write the warehouse {target}: {error.strerror or error}") from None
+    return target
 
 
 def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
-    """Build the warehouse anew at `target` (a local file) from the marts of every committed run that
-    passes its checks (runs in `verified` were just checked), then rename it over the old one: a
-    reader holding the old file open keeps reading the old file. Rounds and shoes are views over the
-    runs' files when OUT is local. Returns the path and a line for each run left out."""
+    """Build the warehouse anew from the marts of every committed run that passes its checks (runs in
+    `verified` were just checked), as a new read-only file in a folder of its own in `<target>.publishes`,
+    then point `target` (a symbolic link) at it and remove the older files and any journal a client left
+    at `target`. A reader holding an old file open keeps reading it; a client that opened `target`
+    read-write can change neither the new file nor what the pipeline's readers see. Rounds and shoes are
+    views over the runs' files, named relative to the target's folder, when OUT is local. Returns the path
+    and a line for each run left out."""
+    target = check_warehouse_target(target)
     runs, left_out, records = [], [], {}
     for run_id in sorted(set(committed_runs(out)) & out.run_ids(contract(MARTS[0]).table)):
         try:
@@ -90,32 +115,70 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
             runs.append(run_id)
         except BaccaratError as error:
             left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
-    target = Path(target)
-    building = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.{uuid.uuid4().hex}.tmp")
+    folder = target.with_name(target.name + PUBLISHES)
+    # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)
+    published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}" / target.name
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with out.duckdb_connection() as con:
-            con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
-            con.execute("USE warehouse")
-            for name in EVERY_MART:
-                files = [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
-                columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
-                source = (f"(SELECT {columns} FROM read_parquet({sql_list(files)}, hive_partitioning = true, "
-                          "union_by_name = true))" if files else _empty(name))
-                con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
-            if out.is_local:
-                for table in ("rounds", "shoes"):
-                    files = [out.reader_path(f["path"]) for run_id in runs for f in run_files(records[run_id], table)]
-                    source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
-                              if files else _empty(table))
-                    con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
-        os.replace(building, target)
-    except (OSError, duckdb.IOException) as error:
+        with replacing(published, sidecars=(".wal",)) as building:
+            _build(out, building, target.parent, runs, records)
+        published.chmod(0o444)
+        _point(target, published)
+    except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
+        shutil.rmtree(published.parent, ignore_errors=True)
         raise BaccaratError(f"cannot write the warehouse {target}: "
                             f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
-    finally:
-        building.unlink(missing_ok=True)
+    _remove_older_publishes(target, published)
+    with contextlib.suppress(OSError):
+        journal(target).unlink(missing_ok=True)
     return target, left_out
+
+
+def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, dict]) -> None:
+    with out.duckdb_connection() as con:
+        con.execute(f"SET file_search_path = {sql_string(str(base))}")
+        con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
+        con.execute("USE warehouse")
+        for name in EVERY_MART:
+            files = [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
+            columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
+            source = (f"(SELECT {columns} FROM read_parquet({sql_list(files)}, hive_partitioning = true, "
+                      "union_by_name = true))" if files else _empty(name))
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
+        if out.is_local:
+            for table in ("rounds", "shoes"):
+                files = [os.path.relpath(out.reader_path(f["path"]), base)
+                         for run_id in runs for f in run_files(records[run_id], table)]
+                source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
+                          if files else _empty(table))
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+
+
+def _remove_older_publishes(target: Path, published: Path) -> None:
+    """Every publish's folder but this one and the one `target` points at now (another `baccarat marts`
+    may have published meanwhile); a folder whose file is not written yet only once it is stale, since
+    another publish may be writing it."""
+    current = (target.parent / os.readlink(target)).parent if target.is_symlink() else published.parent
+    for publish in published.parent.parent.iterdir():
+        finished = (publish / target.name).exists()
+        if publish not in (published.parent, current) and (finished or _stale(publish)):
+            shutil.rmtree(publish, ignore_errors=True)
+
+
+def _stale(path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return time.time() - path.stat().st_mtime > STALE_SECONDS
+    return False
+
+
+def _point(target: Path, published: Path) -> None:
+    """Make `target` a symbolic link to `published`, relative (the folder can move), in one rename."""
+    link = temporary_name(target)
+    try:
+        os.symlink(os.path.relpath(published, target.parent), link)
+        os.replace(link, target)
+    finally:
+        with contextlib.suppress(OSError):
+            link.unlink(missing_ok=True)
 
 
 def _empty(name: str) -> str:

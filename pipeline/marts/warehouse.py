@@ -2,16 +2,17 @@
 `baccarat sql`, the report, and BI tools through the `duckdb+baccarat` SQLAlchemy dialect
 (pipeline.marts.bi). It imports DuckDB alone, so a BI server needs nothing else of the pipeline."""
 
+import os
 import re
 from pathlib import Path
 
 import duckdb
 
 from pipeline.errors import BaccaratError
+from pipeline.marts.bounds import Bounds
 
 _QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
-# EXPLAIN, its ANALYZE or its options, then the statement it explains (which ANALYZE runs)
-_EXPLAINED = re.compile(r"\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^()]*\)\s*)?(.*)", re.IGNORECASE | re.DOTALL)
+_RUN_FILE = re.compile(r"(.*)/[^/]+/run_id=([^/]+)/[^/]+$")  # OUT/<table>/run_id=<run>/<file>
 
 
 def sql_string(text: str) -> str:
@@ -24,52 +25,67 @@ def sql_list(texts: list[str]) -> str:
     return "[" + ", ".join(map(sql_string, texts)) + "]"
 
 
-def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
-    """The published warehouse for readers: read-only, reading no file but those its views name, with
-    no extension to install or load and its settings locked; or a one-line error. Run readers' SQL
-    through `refuse_all_but_queries`: these settings alone let COPY write over a file a view reads."""
-    if not Path(path).is_file():
+def journal(path: Path) -> Path:
+    """The write-ahead log DuckDB keeps beside a database file it opened read-write."""
+    return path.with_name(path.name + ".wal")
+
+
+def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyConnection:
+    """The published warehouse for readers: read-only, within `bounds` (default: `Bounds.given()`),
+    reading no file but those its views name, with no extension to install or load and its settings
+    locked; or a one-line error. `path` names the file of the last publish (pipeline.marts.publish),
+    which is opened by its own name, so no journal a client wrote beside `path` is replayed. Run
+    readers' SQL through `refuse_all_but_queries`: these settings alone let COPY write over a file a
+    view reads."""
+    stable = Path(path).absolute()
+    if not stable.is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
+    published = stable.resolve()
+    if journal(published).exists():
+        raise BaccaratError(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
+                            "client opened the file read-write); it is not read: publish again with `baccarat marts`")
+    config = (bounds or Bounds.given()).config(stable.parent)
     try:
-        con = duckdb.connect(str(path), read_only=True, config={"autoinstall_known_extensions": "false",
-                                                                "autoload_known_extensions": "false"})
-        views = " ".join(sql for (sql,) in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall())
-        files = sorted({match.replace("''", "'") for match in _QUOTED_PARQUET.findall(views)})
+        con = duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",
+                                                                     "autoload_known_extensions": "false", **config})
+    except duckdb.Error as error:
+        raise BaccaratError(f"warehouse {path} cannot be opened: {str(error).strip().splitlines()[0]}") from None
+    try:
+        _confine(con, stable)
+    except BaseException as error:
+        con.close()
+        if isinstance(error, RuntimeError) and "interrupted" in str(error):  # DuckDB's word for a Ctrl-C
+            raise KeyboardInterrupt from None
+        raise
+    return con
+
+
+def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
+    """Views name their files relative to the warehouse's folder, which DuckDB searches for them."""
+    base = stable.parent
+    try:
+        con.execute(f"SET GLOBAL file_search_path = {sql_string(str(base))}")
+        views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall()
+        named = {(view, match.replace("''", "'")) for view, sql in views for match in _QUOTED_PARQUET.findall(sql)}
+        _refuse_missing_files(stable, named)
+        files = sorted({name for _, name in named} | {os.path.normpath(base / name) for _, name in named})
         # DuckDB takes the allowed paths only once the database runs, and only while external access is on
         con.execute(f"SET allowed_paths = {sql_list(files)}")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error as error:
-        raise BaccaratError(f"warehouse {path} cannot be opened: {str(error).strip().splitlines()[0]}") from None
-    return con
+        raise BaccaratError(f"warehouse {stable} cannot be opened: {str(error).strip().splitlines()[0]}") from None
 
 
-def refuse_all_but_queries(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Raise DuckDB's PermissionException, before any of `sql` runs, unless each of its statements
-    only reads: a SELECT, or an EXPLAIN of one."""
-    for statement in con.extract_statements(sql):
-        if not _only_reads(con, statement):
-            raise duckdb.PermissionException(
-                f"{statement.type.name} statements are refused: the warehouse is read-only and queries may "
-                "only read (SELECT, or EXPLAIN of a SELECT)")
-
-
-def _only_reads(con: duckdb.DuckDBPyConnection, statement) -> bool:
-    if statement.type.name == "SELECT":
-        return True
-    explained = _EXPLAINED.fullmatch(statement.query) if statement.type.name == "EXPLAIN" else None
-    inner = con.extract_statements(explained.group(1)) if explained else []
-    return bool(inner) and all(s.type.name == "SELECT" for s in inner)
-
-
-def read_query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation | None:
-    """Run a reader's SQL on the warehouse: queries only; any other statement is refused before
-    anything runs."""
-    try:
-        refuse_all_but_queries(con, sql)
-        return con.sql(sql)
-    except duckdb.Error as error:
-        raise BaccaratError(error_with_hint(error)) from None
+def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:
+    """One line naming the run and the file of the first view whose file is gone, and how to republish."""
+    for view, name in sorted(named):
+        file = os.path.normpath(stable.parent / name)
+        if not Path(file).is_file():
+            found = _RUN_FILE.fullmatch(file)
+            out, run = found.groups() if found else (stable.parent, "?")
+            raise BaccaratError(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is "
+                                f"gone: publish the warehouse again (baccarat marts --out {out} --warehouse {stable})")
 
 
 def error_with_hint(error: duckdb.Error) -> str:

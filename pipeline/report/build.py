@@ -1,20 +1,20 @@
 """build_report: the only I/O of the report. Reads the published warehouse read-only, the run's row
 in `runs` and its shoe's rounds, writes the page under a temporary name, then renames it into place."""
 
-import os
-import uuid
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from pipeline.atomic import write_text
 from pipeline.errors import BaccaratError
 from pipeline.marts.publish import read_shoe_rounds
+from pipeline.marts.bounds import Bounds
 from pipeline.marts.warehouse import open_warehouse
 from pipeline.report.composition import composition_section
 from pipeline.report.page import assemble_page
 from pipeline.runs import check_run, read_run, read_runs, run_files
-from pipeline.storage import TEMPORARY_PREFIX, Store
+from pipeline.storage import Store
 
 MARTS = {
     "outcome_summary": "SELECT * FROM outcome_summary WHERE run_id = ? ORDER BY outcome",
@@ -60,8 +60,9 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     run's first drawn shoe)."""
     path = warehouse or out.warehouse_path()
     target = target or out.report_path()
+    bounds = Bounds.given()
     try:
-        with open_warehouse(path) as con:
+        with open_warehouse(path, bounds) as con, bounds.timed(con):
             runs = [r for (r,) in con.execute("SELECT DISTINCT run_id FROM outcome_summary ORDER BY run_id").fetchall()]
             if not runs:
                 raise BaccaratError(f"the warehouse {path} holds no run (run `baccarat marts --out {out}`)")
@@ -88,21 +89,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     data["shoe_rounds"] = read_shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
     try:
-        _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id, composition_section(data)))
+        write_text(Path(target), assemble_page(run_id, record, data, shoe_id, composition_section(data)))
     except OSError as error:
         raise BaccaratError(f"cannot write the report {target}: {error.strerror or error}") from None
     return Path(target)
 
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write a file under a temporary name in the same folder, flush it to disk, then rename it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{TEMPORARY_PREFIX}{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)

@@ -26,6 +26,14 @@ def mart_rows(out, name: str, run_id: str) -> pl.DataFrame:
     return pl.read_delta(str(out / contract(name).table)).filter(pl.col("run_id") == run_id)
 
 
+def plain_reader(out) -> duckdb.DuckDBPyConnection:
+    """The warehouse as any DuckDB client opens it read-only (docs/serving.md): the views' paths are
+    relative to the data folder, which it searches."""
+    con = duckdb.connect(str(out / WAREHOUSE), read_only=True)
+    con.execute(f"SET file_search_path = '{out}'")
+    return con
+
+
 def mart_files(out, name: str, run_id: str) -> list[str]:
     return [p for p in DeltaTable(str(out / contract(name).table)).file_uris() if f"run_id={run_id}/" in p]
 
@@ -157,7 +165,7 @@ def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
         assert [(f.name, f.type) for f in table.schema] == [(f.name, f.type) for f in expected]
         for run_id in ("first", "second"):
             assert len(mart_files(two_runs, name, run_id)) == 1
-    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+    with plain_reader(two_runs) as con:
         for name in MARTS:
             assert con.execute(f"SELECT count(DISTINCT run_id) FROM {name}").fetchone()[0] == 2
         rounds = con.execute("SELECT run_id, count(*) FROM rounds GROUP BY run_id ORDER BY run_id").fetchall()
@@ -180,13 +188,13 @@ def test_marts_again_replace_a_runs_rows_with_the_same_rows(cli, two_runs):
 
 def test_a_reader_of_the_old_warehouse_keeps_working_while_a_new_one_is_published(cli, spark, two_runs):
     assert cli("marts", "--out", two_runs, "--run-id", "first")[0] == 0
-    reader = duckdb.connect(str(two_runs / WAREHOUSE), read_only=True)
+    reader = plain_reader(two_runs)
     before = reader.execute("SELECT count(*) FROM outcome_summary").fetchone()[0]
     assert cli("marts", "--out", two_runs)[0] == 0  # publishes a new file over the old one
     assert reader.execute("SELECT count(*) FROM outcome_summary").fetchone()[0] == before
     assert reader.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] > 0
     reader.close()
-    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as fresh:
+    with plain_reader(two_runs) as fresh:
         assert fresh.execute("SELECT count(DISTINCT run_id) FROM outcome_summary").fetchone()[0] == 2
 
 
@@ -194,7 +202,7 @@ def test_the_warehouse_only_holds_committed_runs(cli, two_runs):
     assert cli("marts", "--out", two_runs)[0] == 0
     DeltaTable(str(two_runs / "runs")).delete("run_id = 'second'")
     publish_warehouse(Store.parse(str(two_runs)), two_runs / WAREHOUSE)
-    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+    with plain_reader(two_runs) as con:
         assert con.execute("SELECT DISTINCT run_id FROM bet_performance").fetchall() == [("first",)]
         assert con.execute("SELECT DISTINCT run_id FROM rounds").fetchall() == [("first",)]
 
@@ -294,13 +302,13 @@ def test_marts_are_written_per_run_with_write_marts(two_runs):
 
 def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, two_runs):
     assert cli("marts", "--out", two_runs)[0] == 0
-    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+    with plain_reader(two_runs) as con:
         before = con.execute("SELECT count(*) FROM rounds").fetchone()[0]
     stray = two_runs / "rounds" / "run_id=first" / "part-999999999999-999999999999.parquet"
     pq.write_table(pl.DataFrame({"shoe_id": ["not a number"], "surprise": [1.5]}).to_arrow(), stray)
     status, _, err = cli("marts", "--out", two_runs)
     assert status == 0, err  # readers take the committed files only
-    with duckdb.connect(str(two_runs / WAREHOUSE), read_only=True) as con:
+    with plain_reader(two_runs) as con:
         assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == before
 
 

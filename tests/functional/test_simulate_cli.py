@@ -213,9 +213,11 @@ def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
     assert status == 0 and "marts of the replaced run 'base' are removed" in out and "published" in out, err
     new = read_record(folder, "base")
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{folder}'")  # the views name their files relative to the folder
         assert con.execute("SELECT count(*) FROM outcome_summary").fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == 0
     assert cli("marts", "--out", folder)[0] == 0
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{folder}'")
         assert con.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] == new["rounds"]
         assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == new["rounds"]

@@ -1,7 +1,9 @@
-"""Apache Superset for real: installed by the README's recipe in a venv of its own, with its SQLite
-metadata database and a server on 127.0.0.1, it reads the warehouse through the documented URI and
-extra, draws a chart from a dataset, and SQL Lab can neither write a file nor read outside the data."""
+"""Apache Superset for real: installed by the recipe of docs/serving.md in a folder of its own, with its
+SQLite metadata database and a server on 127.0.0.1, it reads the warehouse through the documented URI
+and extra, draws a chart from a dataset, SQL Lab can neither write a file nor read outside the data nor
+run a function that acts, and a runaway query is stopped while the server goes on answering."""
 
+import concurrent.futures
 import json
 import os
 import re
@@ -22,18 +24,16 @@ from pipeline.storage import WAREHOUSE
 pytestmark = pytest.mark.slow
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-README_PORT = "--port 8088"
+RECIPE_ADDRESS = "127.0.0.1:8088"
 EXTRA = {"engine_params": {"connect_args": {"read_only": True}}}
 START_TIMEOUT = 1200  # seconds: the install is most of it
 OLDEST_READER = "1.0.0"  # the README: DuckDB 1.0 and later open the warehouse
 
 
 def recipe() -> str:
-    """The shell block of the README's BI section that installs and runs Superset."""
-    readme = (REPOSITORY / "README.md").read_text()
-    section = readme[readme.index("### BI tools"):]
-    section = section[:section.index("\n### ", 1)]
-    return next(block for block in re.findall(r"```bash\n(.*?)```", section, re.DOTALL) if "apache-superset" in block)
+    """The shell block of docs/serving.md that installs and runs Superset."""
+    document = (REPOSITORY / "docs" / "serving.md").read_text()
+    return next(block for block in re.findall(r"```bash\n(.*?)```", document, re.DOTALL) if "apache-superset" in block)
 
 
 def pip_cache() -> str:
@@ -65,7 +65,7 @@ def wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
         try:
             if requests.get(f"{base}/health", timeout=2).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or a worker still starting
             pass
         time.sleep(2)
     pytest.fail(f"Superset did not answer within {START_TIMEOUT} s; the end of its log:\n"
@@ -80,12 +80,12 @@ def data(spark, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def superset(tmp_path_factory):
-    """The README's recipe run as it is, from a copy of the repository, with HOME in the test's
-    folder (the venv, the config and the metadata database go there) and another free port; the
-    server's address and the recipe's log (each command stamped with the time it started)."""
+    """The recipe run as it is, from a copy of the repository, with HOME in the test's folder (the
+    recipe's one folder goes there) and another free port; the server's address and the recipe's log
+    (each command stamped with the time it started). The copy gains no file but the recipe's."""
     root = tmp_path_factory.mktemp("superset")
     script = recipe()
-    assert README_PORT in script and "--host 127.0.0.1" in script
+    assert script.count(RECIPE_ADDRESS) == 1
     port = free_port()
     home = root / "home"
     home.mkdir()
@@ -94,13 +94,14 @@ def superset(tmp_path_factory):
     # pip keeps its own cache of wheels (so a second run downloads nothing) and compiles nothing ahead
     env |= {"HOME": str(home), "PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
     log = root / "superset.log"
-    stamped = 'PS4="+ \\$(date +%T) "\n' + script.replace(README_PORT, f"--port {port}")
+    stamped = 'PS4="+ \\$(date +%T) "\n' + script.replace(RECIPE_ADDRESS, f"127.0.0.1:{port}")
+    package = copy_of_the_package(root / "baccarat-pipeline")
+    before = sorted(package.rglob("*"))
     with log.open("w") as output:
-        server = subprocess.Popen(["bash", "-xeuo", "pipefail", "-c", stamped],
-                                  cwd=copy_of_the_package(root / "baccarat-pipeline"), env=env, stdout=output,
+        server = subprocess.Popen(["bash", "-xeuo", "pipefail", "-c", stamped], cwd=package, env=env, stdout=output,
                                   stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        yield f"http://127.0.0.1:{port}", server, log
+        yield f"http://127.0.0.1:{port}", server, log, (package, before, home)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -114,7 +115,7 @@ def superset(tmp_path_factory):
 def api(superset, data):
     """A REST session as the README's admin (a bearer token and a CSRF token), once the server
     answers; the data is simulated meanwhile."""
-    base, server, log = superset
+    base, server, log, _ = superset
     wait_until_up(base, server, log)
     session = requests.Session()
     login = session.post(f"{base}/api/v1/security/login", timeout=60,
@@ -226,8 +227,9 @@ def test_the_oldest_duckdb_named_in_the_readme_reads_every_table(data, tmp_path)
                              text=True, env=os.environ | {"PIP_COMPILE": "false"}, timeout=600)
     assert install.returncode == 0, install.stderr
     count_every_table = (
-        "import json, sys, duckdb\n"
+        "import json, os, sys, duckdb\n"
         "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "con.execute(f\"SET file_search_path = '{os.path.dirname(sys.argv[1])}'\")\n"
         "names = [n for (n,) in con.execute('SELECT table_name FROM information_schema.tables').fetchall()]\n"
         "print(json.dumps({n: con.execute(f'SELECT count(*) FROM {n}').fetchone()[0] for n in names}))\n")
     old = subprocess.run([venv / "bin" / "python", "-c", count_every_table, str(data / WAREHOUSE)], check=True,
@@ -244,3 +246,36 @@ def test_an_extra_cannot_loosen_the_confinement(api, data):
         "database_name": "loosened", "sqlalchemy_uri": f"duckdb+baccarat:///{data / WAREHOUSE}",
         "extra": json.dumps(loosened)})
     assert tried.status_code >= 400 and "settings of its own" in tried.text, tried.text
+
+
+def test_the_recipe_writes_only_under_its_one_folder(api, superset):
+    package, before, home = superset[3]
+    assert sorted(package.rglob("*")) == before  # no build/, no egg-info in the work tree
+    assert list(home.rglob("superset.db")) == [home / "baccarat-superset" / "superset.db"]
+    assert not (home / ".superset").exists()
+
+
+@pytest.mark.parametrize("function", ["enable_logging(storage = 'file', storage_path = '{log}')", "disable_logging()",
+                                      "enable_profiling()", "checkpoint()", "force_checkpoint()",
+                                      "truncate_duckdb_logs()"])
+def test_sql_lab_refuses_the_functions_that_act(api, warehouse_db, tmp_path, function):
+    """On the DuckDB 1.5.6 Superset brings, enable_logging to a file aborted the whole server."""
+    answer = sql_lab(api, warehouse_db, f"SELECT * FROM {function.format(log=tmp_path / 'log')}")
+    assert answer.status_code >= 400 and "is refused" in answer.text, answer.text
+    assert not (tmp_path / "log").exists()
+    assert sql_lab(api, warehouse_db, "SELECT 42 AS answer").json()["data"] == [{"answer": 42}]
+
+
+def test_a_runaway_query_is_stopped_and_the_server_goes_on(api, data):
+    """The dialect's statement timeout (here tightened to 5 s by the URI) stops SQL Lab's query; meanwhile
+    the other worker answers, and afterwards the same database answers again."""
+    bounded = add_database(api, "bounded", f"duckdb+baccarat:///{data / WAREHOUSE}?timeout=5", EXTRA)
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        runaway = pool.submit(sql_lab, api, bounded, "SELECT count(*) AS n FROM range(1000000000000)")
+        time.sleep(1)
+        assert requests.get(f"{api.base}/health", timeout=10).status_code == 200
+        answer = runaway.result(timeout=120)
+    assert answer.status_code >= 400 and "stopped after 5 s" in answer.text, answer.text
+    assert time.monotonic() - started < 60
+    assert sql_lab(api, bounded, "SELECT 42 AS answer").json()["data"] == [{"answer": 42}]

@@ -1,0 +1,127 @@
+"""The bounds of a reader's queries on the warehouse, set in this one place for every opening
+(`baccarat sql`, the report, the BI dialect): a statement timeout, a memory limit, threads, and a temp
+folder outside the data with a size cap. Each comes from the CLI, else an environment variable, else
+its default; a BI connection's URI may only tighten them. DuckDB has no statement timeout of its own,
+so a timer thread interrupts the connection, which stays usable."""
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import duckdb
+
+from pipeline.errors import BaccaratError
+
+ENVIRONMENT = {"timeout": "BACCARAT_SQL_TIMEOUT", "memory_limit": "BACCARAT_SQL_MEMORY_LIMIT",
+               "threads": "BACCARAT_SQL_THREADS", "temp_directory": "BACCARAT_SQL_TEMP_DIRECTORY",
+               "max_temp_directory_size": "BACCARAT_SQL_MAX_TEMP_DIRECTORY_SIZE"}
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+
+
+def size_in_bytes(text: str, name: str) -> int:
+    """'2GB', '512 MiB', '1000000' as bytes; a one-line error for anything else."""
+    match = _SIZE.fullmatch(str(text))
+    if not match or match.group(2).lower() not in _UNITS or float(match.group(1)) <= 0:
+        raise BaccaratError(f"{name} must be a size such as 2GB or 512MiB, not {text!r}")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def _positive(text: str, name: str, kind: type) -> int | float:
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        value = 0
+    if not value > 0:
+        raise BaccaratError(f"{name} must be a positive {'whole ' if kind is int else ''}number, not {text!r}")
+    return value
+
+
+def _default_temp_directory() -> Path:
+    return Path(tempfile.gettempdir(), "baccarat-sql")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    timeout: float = 60.0  # seconds
+    memory_limit: int = 2 * 10**9  # bytes
+    threads: int = min(4, os.cpu_count() or 1)
+    temp_directory: Path = _default_temp_directory()
+    max_temp_directory_size: int = 10 * 10**9  # bytes
+
+    @classmethod
+    def given(cls, **values) -> "Bounds":
+        """The bounds from `values` (the CLI's; None where not given), else the environment, else the defaults."""
+        environment = {name: os.environ[variable] for name, variable in ENVIRONMENT.items()
+                       if os.environ.get(variable, "").strip()}
+        chosen = environment | {name: value for name, value in values.items() if value is not None}
+        return replace(cls(), **{name: _parsed(name, value) for name, value in chosen.items()})
+
+    def tightened(self, settings: dict[str, str]) -> "Bounds":
+        """These bounds, tightened by a BI URI's query (`?threads=1&memory_limit=1GB`); loosening one, or
+        naming the temp folder, is refused in one line."""
+        named = {field.name for field in fields(self)} - {"temp_directory"}
+        unknown = sorted(set(settings) - named)
+        if unknown:
+            raise BaccaratError(f"{unknown[0]} cannot be set from a connection: it may tighten only "
+                                f"{', '.join(sorted(named))}")
+        tighter = {name: _parsed(name, value) for name, value in settings.items()}
+        looser = [name for name, value in tighter.items() if value > getattr(self, name)]
+        if looser:
+            raise BaccaratError(f"{looser[0]} can only be tightened from a connection: at most "
+                                f"{getattr(self, looser[0])} here")
+        return replace(self, **tighter)
+
+    def config(self, data: Path) -> dict[str, str]:
+        """DuckDB's settings for a connection whose spill goes to a folder of its own, outside `data`."""
+        if self.temp_directory.absolute().is_relative_to(data.absolute()):
+            raise BaccaratError(f"the temp folder {self.temp_directory} is inside the data {data}: "
+                                f"give one outside it ({ENVIRONMENT['temp_directory']})")
+        try:
+            self.temp_directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise BaccaratError(f"cannot make the temp folder {self.temp_directory}: {error.strerror}") from None
+        return {"memory_limit": f"{self.memory_limit}B", "threads": str(self.threads),
+                "temp_directory": str(self.temp_directory / uuid.uuid4().hex),
+                "max_temp_directory_size": f"{self.max_temp_directory_size}B"}
+
+    @contextlib.contextmanager
+    def timed(self, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        """Run the block's queries on `con` within the timeout: past it, DuckDB's query is interrupted and
+        the block ends in a one-line BaccaratError; the connection stays usable."""
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            con.interrupt()
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except duckdb.InterruptException:
+            if not expired.is_set():
+                raise
+            raise BaccaratError(f"the query was stopped after {self.timeout:g} s, the statement timeout "
+                                f"(--timeout or {ENVIRONMENT['timeout']})") from None
+        finally:
+            timer.cancel()
+
+
+def _parsed(name: str, value):
+    variable = ENVIRONMENT[name]
+    if name in ("memory_limit", "max_temp_directory_size"):
+        return value if isinstance(value, int) else size_in_bytes(value, f"{name} ({variable})")
+    if name == "timeout":
+        return _positive(value, f"the timeout in seconds ({variable})", float)
+    if name == "threads":
+        return _positive(value, f"threads ({variable})", int)
+    return Path(value)

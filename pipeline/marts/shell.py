@@ -1,0 +1,163 @@
+"""The SQL prompt of `baccarat sql`: one query, or statements ending in ';' from stdin (a prompt on a
+terminal, none in a pipe), each run read-only and within its bounds on the published warehouse."""
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+
+import duckdb
+
+from pipeline.errors import BaccaratError
+from pipeline.marts.bounds import Bounds
+from pipeline.marts.statements import refuse_all_but_queries
+from pipeline.marts.warehouse import error_with_hint
+
+
+def run_one(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
+    """Show what one query returns; Ctrl-C stops it (KeyboardInterrupt once it stopped)."""
+    if not _has_statements(con, sql):
+        raise BaccaratError(f"no statement to run in {sql!r} (an option of `baccarat sql`? see --help)")
+    _run(con, bounds, sql)
+
+
+def _run(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
+    """Show what `sql` returns, on a cursor of its own, which goes with the statement whatever became of it."""
+    cursor = con.cursor()
+    try:
+        _interruptible(cursor, lambda: _show_query(cursor, bounds, sql))
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            cursor.close()
+
+
+def _has_statements(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
+    try:
+        return bool(con.extract_statements(sql))
+    except duckdb.Error as error:
+        raise BaccaratError(error_with_hint(error)) from None
+
+
+def _show_query(con, bounds: Bounds, sql: str) -> None:
+    """Refuse all but queries, then run and show it within the bounds; DuckDB's errors in one line."""
+    try:
+        with bounds.timed(con):
+            refuse_all_but_queries(con, sql)
+            if (result := con.sql(sql)) is not None:
+                result.show(max_width=200, max_rows=200)  # a query runs here, and may fail here
+    except duckdb.Error as error:
+        raise BaccaratError(error_with_hint(error)) from None
+
+
+def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:
+    """work() with Ctrl-C stopping DuckDB's query: while it runs, SIGINT only wakes a thread that
+    interrupts the connection (again until work ends: an interrupt before DuckDB starts the query is
+    lost), since a KeyboardInterrupt raised in Python, or DuckDB's own handling of the signal in a
+    thread, leaves the connection busy for good (DuckDB 2.0.1). KeyboardInterrupt once it stopped."""
+    signalled, finished = threading.Event(), threading.Event()
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+
+    def interrupt_on_signal() -> None:
+        if os.read(wake_read, 1) and not finished.is_set():
+            signalled.set()
+            while not finished.wait(0.05):
+                con.interrupt()
+
+    watcher = threading.Thread(target=interrupt_on_signal, daemon=True)
+    watcher.start()
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    signal.set_wakeup_fd(wake_write)
+    try:
+        work()
+    except (duckdb.InterruptException, BaccaratError):  # the query's error, or its interruption's
+        if not signalled.is_set():
+            raise
+    finally:
+        finished.set()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, previous)
+        os.write(wake_write, b"\0")  # the watcher ends
+        watcher.join()
+        os.close(wake_read)
+        os.close(wake_write)
+    if signalled.is_set():
+        raise KeyboardInterrupt
+
+
+LEAVE = (".quit", ".exit", "\\q")  # anywhere; "exit" and "quit" only where a statement would start
+TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
+
+
+def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
+    """Statements ending in ';' from stdin; a prompt on a terminal, none in a pipe. Exit status 1 if
+    a statement failed in a pipe (a script), 0 otherwise; .quit, \\q, exit or end of input leaves.
+    On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
+    interactive = sys.stdin.isatty()
+    if interactive:
+        import readline  # noqa: F401  (input() gets line editing and this session's history; no file)
+
+        print("warehouse.duckdb (read-only): tables " + ", ".join(name for (name,) in con.execute(TABLES).fetchall())
+              + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit")
+    failed, lines = False, []
+    while True:
+        try:
+            line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            break
+        except KeyboardInterrupt:
+            if not interactive:
+                raise
+            print()  # the line typed so far goes, and the statement it continued
+            lines = []
+            continue
+        if not interactive and not line:
+            break
+        command = line.strip().removesuffix(";").strip()
+        if command in LEAVE or (not lines and command in ("exit", "quit")):
+            break
+        if not lines and command.startswith("."):
+            failed |= not _dot_command(con, command)
+            continue
+        lines.append(line.rstrip("\n"))
+        statement = "\n".join(lines).strip()
+        if statement.endswith(";"):
+            lines = []
+            failed |= not _run_statement(con, bounds, statement, interactive)
+    return int(failed and not interactive)
+
+
+def _run_statement(con, bounds: Bounds, statement: str, interactive: bool) -> bool:
+    """False if the statement failed; Ctrl-C at the prompt stops it and the prompt goes on."""
+    try:
+        _run(con, bounds, statement)
+    except BaccaratError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    except KeyboardInterrupt:
+        if not interactive:
+            raise
+        print("interrupted", file=sys.stderr)
+    return True
+
+
+def _dot_command(con, command: str) -> bool:
+    """.tables or .schema [TABLE]; False (with a message) for anything else."""
+    name, *arguments = command.split()
+    if name == ".tables" and not arguments:
+        for (table,) in con.execute(TABLES).fetchall():
+            print(table)
+        return True
+    if name == ".schema" and len(arguments) <= 1:
+        columns = con.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                          "WHERE table_name = coalesce($name, table_name) ORDER BY table_name, ordinal_position",
+                          params={"name": arguments[0] if arguments else None})
+        if not columns.limit(1).fetchall():
+            print(f"error: no table {arguments[0]!r} (.tables lists them)", file=sys.stderr)
+            return False
+        columns.show(max_width=200, max_rows=100_000)
+        return True
+    print(f"error: unknown command {command!r}: .tables, .schema [TABLE] or .quit", file=sys.stderr)
+    return False
