@@ -627,9 +627,6 @@ def sql(
         return 0
 
 
-DICTIONARY_BYTES = 1 << 20
-
-
 @app.command()
 def docs(
     path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
