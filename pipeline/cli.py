@@ -23,7 +23,7 @@ from rich.table import Table
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.composition import job as composition_job
 from pipeline.config_files import resource
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, PipelineError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games import banque
 from pipeline.games.banque_counts import rule_set_value as banque_value_document
@@ -35,10 +35,12 @@ from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cel
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
+from pipeline.jobs import already_committed, run_job
 from pipeline.runs import check_run_id, read_run, read_runs
 from pipeline.simulate import job
+from pipeline.simulate import banque as banque_job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
-from pipeline.simulate.banque import BanqueRun, write_run
+from pipeline.simulate.banque import BanquePlan, BanqueRun
 from pipeline.simulate.decisions import strategy_pair
 from pipeline.storage import MIN_RETENTION_HOURS, Store
 from pipeline.tasks import SPARK_LOG_FILE
@@ -463,7 +465,7 @@ def simulate(
     Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
     rule_set = load_rule_set(rules)
     if rule_set.two_hands is not None:
-        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, master, player_strategy,
+        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, master, partitions, player_strategy,
                                 banker_strategy, banker_policy, decks)
     if decks is not None or banker_policy is not None:
         raise BaccaratError("--decks and --banker-policy are for baccarat banque (--rules banque)")
@@ -475,7 +477,7 @@ def simulate(
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
     replacing = overwrite and read_run(out, run_id) is not None
-    if job.prepare(plan, overwrite) is not None:
+    if already_committed(plan, overwrite):
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return run_id
     started = time.monotonic()
@@ -484,7 +486,7 @@ def simulate(
         plan = replace(plan, partitions=job.default_partitions(shoes, spark.sparkContext.defaultParallelism))
     reporter = Reporter(f"simulate {run_id}", shoes, live=sys.stdout.isatty())
     try:
-        record = job.run(spark, plan, reporter)
+        record = run_job(spark, plan, reporter)
     finally:
         reporter.close()
     _summary(record, out, time.monotonic() - started)
@@ -494,26 +496,28 @@ def simulate(
 
 
 def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
-                     master: str | None, player_strategy: str | None, banker_strategy: str | None,
-                     banker_policy: str | None, decks) -> str:
+                     master: str | None, partitions: int | None, player_strategy: str | None,
+                     banker_strategy: str | None, banker_policy: str | None, decks) -> str:
     _no_banque_banker_strategy(banker_strategy)
     run = BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
-    out.check_writable()
-    started = time.monotonic()
-    spark = spark_session(master, f"baccarat simulate {run.run_id}")
-    reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
-    try:
-        rounds, version = write_run(spark, run, out, overwrite, reporter)
-    finally:
-        reporter.close()
-    if version is None:
+    plan = BanquePlan(run, out.check_writable(), partitions)
+    if already_committed(plan, overwrite):
         print(f"run {run.run_id!r} is already committed with these parameters in {out.location(BANQUE_TABLE)}: "
               "nothing to do")
         return run.run_id
-    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {rounds:,} rounds in "
-          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {version}")
+    started = time.monotonic()
+    spark = spark_session(master, f"baccarat simulate {run.run_id}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=banque_job.default_partitions(shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
+    try:
+        result = run_job(spark, plan, reporter)
+    finally:
+        reporter.close()
+    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result['rounds']:,} rounds in "
+          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {result['version']}")
     return run.run_id
 
 
@@ -534,7 +538,7 @@ def composition(
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
     out.check_writable()
-    if composition_job.is_committed(plan):
+    if already_committed(plan, overwrite=False):
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
         return
@@ -545,7 +549,7 @@ def composition(
             plan.shoes, spark.sparkContext.defaultParallelism))
     reporter = Reporter(f"composition {run_id}", plan.shoes, live=sys.stdout.isatty())
     try:
-        result = composition_job.run(spark, plan, reporter)
+        result = run_job(spark, plan, reporter)
     finally:
         reporter.close()
     seconds = time.monotonic() - started
@@ -896,12 +900,9 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except (job.SimulationFailed, composition_job.CompositionFailed) as error:  # a full disk, ...: not bad input
+    except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
         print(f"error: {error}", file=sys.stderr)
-        return 1
-    except BaccaratError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_status
     return result if isinstance(result, int) else 0
 
 

@@ -8,6 +8,7 @@ from local_s3 import aws_environment, s3_server
 
 from pipeline.cli import main, spark_session
 from pipeline.config_files import resource
+from pipeline.jobs import already_committed, run_job
 from pipeline.runs import read_run, run_files
 from pipeline.simulate import job
 from pipeline.simulate.decisions import strategy_pair
@@ -67,8 +68,8 @@ def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, 
     rule_set = load_rule_set(rules)
     plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", rule_set, seed, shoes, store, partitions,
                     strategies=strategy_pair(rule_set, player_strategy, banker_strategy))
-    assert job.prepare(plan, overwrite=False) is None
-    return job.run(spark, plan)
+    assert not already_committed(plan, overwrite=False)
+    return run_job(spark, plan)
 
 
 def simulate_with_marts(spark, out: Path, **parameters) -> Path:

@@ -23,6 +23,7 @@ from deltalake import DeltaTable
 
 from pipeline.marts.inputs import MARTS, load_run
 from pipeline.marts.publish import publish_warehouse
+from pipeline.jobs import JobFailed, already_committed, run_job
 from pipeline.runs import committed_runs, read_run, verify_files
 from pipeline.schemas import contract
 from pipeline.simulate import job
@@ -388,10 +389,10 @@ def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_on
     with monkeypatch.context() as patch:  # in process: the job's own error
         refuse_commits_of(patch, "shoes")
         plan = job.Plan("R", load_rule_set(), 2, 30, store, 2)
-        assert job.prepare(plan, overwrite=True) is None
+        assert not already_committed(plan, overwrite=True)
         try:  # not pytest.raises: see test_a_task_that_fills_the_disk_removes_its_temporary_files
-            job.run(spark, plan)
-        except job.SimulationFailed as error:
+            run_job(spark, plan)
+        except JobFailed as error:
             message = str(error)
         else:
             pytest.fail("the overwrite committed although its shoes commit failed")
