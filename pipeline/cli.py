@@ -36,7 +36,7 @@ from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
 from pipeline.jobs import already_committed, run_job
-from pipeline.runs import check_run_id, read_run, read_runs
+from pipeline.runs import RUN_TABLES, check_run_id, read_run, read_runs
 from pipeline.simulate import job
 from pipeline.simulate import banque as banque_job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
@@ -517,7 +517,7 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
     finally:
         reporter.close()
     print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result['rounds']:,} rounds in "
-          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {result['version']}")
+          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {result['versions'][BANQUE_TABLE]}")
     return run.run_id
 
 
@@ -859,11 +859,12 @@ def runs(
             print(json.dumps({key: value for key, value in record.items() if key not in ("files", "parameters")}))
         return
     table = Table(title=f"committed runs in {out}")
-    for column in ("run id", "rules", "seed", "shoes", "rounds", "versions (rounds, shoes)", "started", "ended"):
+    for column in ("run id", "rules", "seed", "shoes", "rounds", "versions (rounds, shoes or banque_rounds)", "started",
+                   "ended"):
         table.add_column(column, justify="right" if column in ("seed", "shoes", "rounds") else "left")
     for r in records:
         table.add_row(r["run_id"], r["rules"], str(r["seed"]), f"{r['shoes']:,}", f"{r['rounds']:,}",
-                      f"{r['versions']['rounds']}, {r['versions']['shoes']}", r["started_at"], r["ended_at"])
+                      ", ".join(map(str, r["versions"].values())), r["started_at"], r["ended_at"])
     Console().print(table)
 
 
@@ -877,7 +878,8 @@ def vacuum(
 ) -> None:
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
-    keep = {table: [r["versions"][table] for r in read_runs(out.check_readable())] for table in ("rounds", "shoes")}
+    records = read_runs(out.check_readable())
+    keep = {table: [r["versions"][table] for r in records if table in r["versions"]] for table in RUN_TABLES}
     for table in out.tables():
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.runs import commit_run, read_run
 from pipeline.storage import StorageError, Store
@@ -79,6 +80,30 @@ class JobPlan(Protocol):
     def table_schema(self, table: str) -> pa.Schema: ...
 
     def result(self, written: Written) -> dict: ...
+
+
+def run_record(plan, written: Written) -> dict:
+    """The record of a run a plan dealt (its row in `runs`): the plan's rule_set, seed, shoes and
+    parameters, and what its tasks wrote, each task's result counting the outcomes it dealt."""
+    outcomes = {key: sum(r["outcomes"][key] for r in written.results) for key in ("B", "P", "T")}
+    return {
+        "run_id": plan.run_id,
+        "parameters": plan.parameters(),
+        "rules": plan.rule_set.name,
+        "seed": plan.seed,
+        "shoes": plan.shoes,
+        "rounds": sum(f["rows"] for f in written.files if f["table"] == plan.tables[0]),
+        "decks": plan.rule_set.decks,
+        "bets": list(plan.rule_set.bets),
+        "outcomes": outcomes,
+        "partitions": len(written.results),
+        "software_version": __version__,
+        "spark_master": written.master,
+        "started_at": written.started.isoformat(),
+        "files": written.files,
+        "versions": written.versions,
+        "ended_at": written.ended.isoformat(),
+    }
 
 
 def committed_key(plan: JobPlan) -> str | None:

@@ -18,6 +18,9 @@ from pipeline.tables import RuleSet
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
+BANQUE_ROUNDS = "banque_rounds"
+RUN_TABLES = (*DATA_TABLES, BANQUE_ROUNDS)  # the tables a run's rows may be in, each with its version in `runs`
+BANQUE_PARAMETERS = ("decks", "rounds_per_stream", "banker_policy", "player_strategies")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
@@ -46,9 +49,11 @@ def commit_run(store: Store, run: dict) -> None:
         "partitions": run["partitions"], "software_version": run["software_version"],
         "spark_master": run["spark_master"], "started_at": datetime.fromisoformat(run["started_at"]),
         "ended_at": datetime.fromisoformat(run["ended_at"]),
-        "rounds_version": run["versions"]["rounds"], "shoes_version": run["versions"]["shoes"],
+        **{f"{table}_version": run["versions"].get(table) for table in RUN_TABLES},
         "files": json.dumps(run["files"]),
         "strategies": json.dumps(run["parameters"]["strategies"]) if "strategies" in run["parameters"] else None,
+        "banque": json.dumps({key: run["parameters"][key] for key in BANQUE_PARAMETERS})
+        if BANQUE_ROUNDS in run["versions"] else None,
     }
     schema = contract(RUNS).arrow()
     name = f"run-{transaction(run)[1]}.parquet"
@@ -74,6 +79,8 @@ def _record(row: dict) -> dict:
         parameters = {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]}
         if row.get("strategies") is not None:
             parameters["strategies"] = json.loads(row["strategies"])
+        if row.get("banque") is not None:
+            parameters |= json.loads(row["banque"])
         return {
             "run_id": row["run_id"],
             "parameters": parameters,
@@ -83,7 +90,8 @@ def _record(row: dict) -> dict:
             "partitions": row["partitions"], "software_version": row["software_version"],
             "spark_master": row["spark_master"], "started_at": row["started_at"].isoformat(),
             "ended_at": row["ended_at"].isoformat(),
-            "versions": {"rounds": row["rounds_version"], "shoes": row["shoes_version"]},
+            "versions": {table: row[f"{table}_version"] for table in RUN_TABLES
+                         if row.get(f"{table}_version") is not None},
             "files": _files(row["files"]),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -107,15 +115,20 @@ def read_committed_run(store: Store, run_id: str) -> tuple[dict, RuleSet]:
     record = read_run(store, run_id)
     if record is None:
         raise BaccaratError(f"unknown run id {run_id!r}: no row in {store.location(RUNS)}")
+    if BANQUE_ROUNDS in record["versions"]:
+        raise BaccaratError(f"run {run_id!r} is a baccarat banque run, in {store.location(BANQUE_ROUNDS)}: the marts, "
+                            "the report and the composition read one-hand rounds")
     try:
         return record, RuleSet.model_validate(record["parameters"]["rules"])
     except ValidationError as error:
         raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
 
 
-def committed_runs(store: Store) -> list[str]:
-    """Run ids with a row in `runs`, sorted; runs without one do not exist."""
-    return sorted(store.run_ids(RUNS))
+def committed_runs(store: Store, table: str = "rounds") -> list[str]:
+    """Run ids with a row in `runs` whose rows are in `table` (rounds: one-hand runs), sorted; runs
+    without a row do not exist."""
+    rows = store.read_rows(RUNS, columns=["run_id", f"{table}_version"])
+    return sorted(row["run_id"] for row in rows.to_pylist() if row[f"{table}_version"] is not None) if rows else []
 
 
 def run_files(run: dict, table: str) -> list[dict]:
@@ -123,9 +136,9 @@ def run_files(run: dict, table: str) -> list[dict]:
 
 
 def verify_files(store: Store, run: dict) -> None:
-    """The run's rounds and shoes are the files its row lists, committed at the versions it records,
+    """The run's tables (rounds and shoes, or banque_rounds) hold the files its row lists, committed at the versions it records,
     each a regular file with its checksum; or a one-line error naming what is wrong."""
-    for table in DATA_TABLES:
+    for table in run["versions"]:
         listed = sorted(f["path"] for f in run_files(run, table))
         committed = [f["path"] for f in store.partition_files(table, run["run_id"])]
         if listed != committed:  # an overwrite that failed after this table's commit: the run's own version

@@ -375,13 +375,20 @@ class Store:
         delta = self.delta_table(table)
         return {values[PARTITION] for values in delta.partitions()} if delta is not None else set()
 
-    def read_rows(self, table: str, run_ids: list[str] | None = None) -> pa.Table | None:
-        """The rows of a table (of the runs in `run_ids`, default all), or None when it does not exist."""
+    def read_rows(self, table: str, run_ids: list[str] | None = None, columns: list[str] | None = None
+                  ) -> pa.Table | None:
+        """The rows of a table (of the runs in `run_ids`, default all; the `columns` it has of those
+        named, default all), or None when it does not exist."""
         delta = self.delta_table(table)
         if delta is None:
             return None
+        held = pa.schema(delta.schema().to_arrow()).names
         with self._errors(f"table {table!r} is not readable"):
-            return delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None)
+            rows = delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None,
+                                          columns=[c for c in columns if c in held] if columns else None)
+        for name in (c for c in columns or () if c not in held):  # a column newer than the table: null
+            rows = rows.append_column(name, pa.nulls(rows.num_rows))
+        return rows
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
                          transaction: tuple[str, int]) -> int:

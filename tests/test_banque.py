@@ -522,3 +522,28 @@ def test_bad_banque_simulations_are_one_line_and_write_nothing(cli, tmp_path, ar
     status, out, err = cli("simulate", "--shoes", 10, "--seed", 1, "--out", tmp_path / "data", *args)
     assert status == 2 and out == "" and err.count("\n") == 1 and message in err
     assert not (tmp_path / "data").exists()
+
+
+def test_a_banque_run_has_its_runs_row_so_runs_lists_it_and_a_rerun_is_decided_by_it(cli, tmp_path):
+    """Banque runs had no row in `runs`: `baccarat runs` did not list them, and a rerun was decided from
+    the files of banque_rounds, unlike the other jobs. The one-hand readers leave them alone."""
+    from pipeline.runs import committed_runs, read_run, verify_files
+    from pipeline.storage import Store
+
+    out = Store.parse(str(tmp_path / "data"))
+    args = ["simulate", "--rules", "banque", "--shoes", 300, "--seed", 5, "--out", out, "--partitions", 2]
+    status, stdout, err = cli(*args)
+    assert (status, err) == (0, "") and "committed banque run 'banque-s5-n300'" in stdout
+    record = read_run(out, "banque-s5-n300")
+    assert record["versions"] == {"banque_rounds": 1} and record["partitions"] == 2 and record["shoes"] == 300
+    assert record["rounds"] == out.read_rows("banque_rounds").num_rows
+    assert sum(record["outcomes"].values()) == 2 * record["rounds"]  # each round, two hands against the Banker
+    assert record["parameters"]["banker_policy"]["name"] == "banque_banker_maximises_expected_total"
+    assert [f["table"] for f in record["files"]] == ["banque_rounds"] * 2
+    verify_files(out, record)
+    status, stdout, _ = cli("runs", "--out", out, "--json")
+    assert status == 0 and json.loads(stdout)["versions"] == {"banque_rounds": 1}
+    assert "nothing to do" in cli(*args)[1]  # decided by its runs row
+    assert committed_runs(out) == [] and committed_runs(out, "banque_rounds") == ["banque-s5-n300"]
+    status, _, err = cli("composition", "--run-id", "banque-s5-n300", "--out", out)
+    assert status == 2 and "is a baccarat banque run" in err and err.count("\n") == 1

@@ -25,7 +25,8 @@ from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
-from pipeline.jobs import Written, content_key
+from pipeline.jobs import Written, content_key, run_record
+from pipeline.runs import BANQUE_ROUNDS
 from pipeline.schemas import contract
 from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import PARTITION, Store
@@ -38,7 +39,7 @@ BANKER_WINS, PLAYER_WINS, TIE = 0, 1, 2
 OUTCOME_CODES = ("B", "P", "T")
 DECISION_CODES = ("stand", "draw")
 NET_SCALE = 10**6  # nets in millionths: theta has 4 decimals, the commission 2
-TABLE = "banque_rounds"
+TABLE = BANQUE_ROUNDS
 SHOES_PER_BATCH = 4096  # a batch of rows in memory at a time
 SHOES_PER_TASK = 100_000  # a task and a file
 
@@ -218,12 +219,24 @@ class BanquePlan:
     job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
     tables = (TABLE,)
     application = "baccarat"
-    in_runs = False
+    in_runs = True
     overwrite_needed = True
 
     @property
     def run_id(self) -> str:
         return self.run.run_id
+
+    @property
+    def rule_set(self) -> RuleSet:
+        return self.run.dealer.rule_set
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def shoes(self) -> int:
+        return self.run.shoes
 
     @property
     def what(self) -> str:
@@ -238,19 +251,26 @@ class BanquePlan:
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         """Deal shoes [first, last) batch by batch into one file of OUT/banque_rounds; runs in a Spark task.
         report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
-        run = self.run
-        batches = ((min(start + SHOES_PER_BATCH, last) - first,
-                    (run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start)),))
-                   for start in range(first, last, SHOES_PER_BATCH))
+        run, outcomes = self.run, dict.fromkeys(OUTCOME_CODES, 0)
+
+        def batches():
+            for start in range(first, last, SHOES_PER_BATCH):
+                rows = run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start))
+                for hand in range(1, HANDS + 1):
+                    for entry in rows[f"hand{hand}_outcome"].combine_chunks().value_counts().to_pylist():
+                        outcomes[entry["values"]] += entry["counts"]
+                yield min(start + SHOES_PER_BATCH, last) - first, (rows,)
+
         name = part_name(first, last, content_key(run.parameters))
-        files = write_files(self.out, run.run_id, name, self.job, self.tables, batches, report_batch, compression="zstd")
-        return {"first_shoe": first, "last_shoe": last - 1, "files": files}
+        files = write_files(self.out, run.run_id, name, self.job, self.tables, batches(), report_batch,
+                            compression="zstd")
+        return {"first_shoe": first, "last_shoe": last - 1, "outcomes": outcomes, "files": files}
 
     def table_schema(self, table: str) -> pa.Schema:
         return pa.schema([pa.field(PARTITION, pa.string(), nullable=False), *contract(TABLE).arrow()])
 
     def result(self, written: Written) -> dict:
-        return {"rounds": sum(f["rows"] for f in written.files), "version": written.versions[TABLE]}
+        return run_record(self, written)
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:

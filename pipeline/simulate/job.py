@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from pipeline import __version__
 from pipeline.bets import BET_KINDS
-from pipeline.jobs import Written, content_key
+from pipeline.jobs import Written, content_key, run_record
 from pipeline.runs import DATA_TABLES
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
@@ -101,26 +100,3 @@ def write_range(plan: Plan, first: int, last: int,
     files = write_files(plan.out, plan.run_id, part_name(first, last, plan.content_key()), plan.job, DATA_TABLES,
                         batches(), report_batch, **WRITE_OPTIONS)
     return {"first_shoe": first, "last_shoe": last - 1, "outcomes": outcomes, "files": files}
-
-
-def run_record(plan: Plan, written: Written) -> dict:
-    """The run's record, its row in `runs`."""
-    outcomes = {key: sum(r["outcomes"][key] for r in written.results) for key in ("B", "P", "T")}
-    return {
-        "run_id": plan.run_id,
-        "parameters": plan.parameters(),
-        "rules": plan.rule_set.name,
-        "seed": plan.seed,
-        "shoes": plan.shoes,
-        "rounds": sum(outcomes.values()),
-        "decks": plan.rule_set.decks,
-        "bets": list(plan.rule_set.bets),
-        "outcomes": outcomes,
-        "partitions": len(written.results),
-        "software_version": __version__,
-        "spark_master": written.master,
-        "started_at": written.started.isoformat(),
-        "files": written.files,
-        "versions": written.versions,
-        "ended_at": written.ended.isoformat(),
-    }
