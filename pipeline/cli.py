@@ -517,7 +517,8 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
     finally:
         reporter.close()
     print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result['rounds']:,} rounds in "
-          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {result['versions'][BANQUE_TABLE]}")
+          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} "
+          f"version {result['versions'][BANQUE_TABLE]}")
     return run.run_id
 
 

@@ -10,6 +10,7 @@ A job supplies its plan (JobPlan: what it writes, where, over which ranges) and 
 
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +31,11 @@ def content_key(parameters: dict) -> str:
     """Part of every file name a job writes: jobs of other parameters never write over each other's
     files (an overwrite that fails leaves the old files whole), and equal keys mean equal rows."""
     return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:KEY_LENGTH]
+
+
+def new_tag() -> str:
+    """A new job's tag, part of its temporary files' names (a plan's `job`)."""
+    return uuid.uuid4().hex[:KEY_LENGTH]
 
 
 def key_of(path: str) -> str:
@@ -164,7 +170,8 @@ def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None
     for table in plan.tables:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])
-    files = [entry | {"first_shoe": r["first_shoe"], "last_shoe": r["last_shoe"]} for r in results for entry in r["files"]]
+    files = [entry | {"first_shoe": r["first_shoe"], "last_shoe": r["last_shoe"]}
+             for r in results for entry in r["files"]]
     _check_written(plan, files)
     transaction = (f"{plan.application}:{plan.run_id}", int(started.timestamp() * 1000))
     try:

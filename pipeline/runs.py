@@ -136,8 +136,8 @@ def run_files(run: dict, table: str) -> list[dict]:
 
 
 def verify_files(store: Store, run: dict) -> None:
-    """The run's tables (rounds and shoes, or banque_rounds) hold the files its row lists, committed at the versions it records,
-    each a regular file with its checksum; or a one-line error naming what is wrong."""
+    """The run's tables (rounds and shoes, or banque_rounds) hold the files its row lists, committed at
+    the versions it records, each a regular file with its checksum; or a one-line error naming what is wrong."""
     for table in run["versions"]:
         listed = sorted(f["path"] for f in run_files(run, table))
         committed = [f["path"] for f in store.partition_files(table, run["run_id"])]

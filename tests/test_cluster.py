@@ -37,8 +37,8 @@ def wait_for(condition, what: str, seconds: float = 90) -> None:
 @contextlib.contextmanager
 def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
     """A standalone master and `workers` one-core workers (with the driver's environment, less the
-    variables whose names start with `withheld`), each in its own process group (so that killing the group takes its executor too);
-    stopped afterwards. Yields (URL, the driver's environment, processes by name)."""
+    variables whose names start with `withheld`), each in its own process group (so that killing the
+    group takes its executor too); stopped afterwards. Yields (URL, the driver's environment, processes by name)."""
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     port = free_port()
@@ -140,7 +140,7 @@ def test_executors_without_the_aws_variables_fail_in_one_line_commit_nothing_and
     with standalone_cluster(tmp_path / "logs", 1, withheld="AWS_") as (url, env, _):
         command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, *QUIET_DRIVER]
         job = [str(JOB), "--shoes", "40", "--seed", "9", "--out", bucket, "--run-id", "c", "--partitions", "2"]
-        failed = subprocess.run(command + job, env=env, capture_output=True, text=True, timeout=300)
+        failed = subprocess.run(command + job, env=env, capture_output=True, text=True, timeout=600)
         # spark-submit passes on its Python driver's output as its own stdout; its stderr holds the JVM's lines.
         lines = [line for line in (failed.stdout + failed.stderr).splitlines() if line.startswith("error: ")]
         assert failed.returncode == 1 and len(lines) == 1, failed.stderr[-3000:] + failed.stdout[-3000:]
@@ -157,7 +157,7 @@ def test_executors_without_the_aws_variables_fail_in_one_line_commit_nothing_and
                                       for name, value in os.environ.items() if name.startswith("AWS_")))
         properties.chmod(0o600)
         rerun = subprocess.run(command + ["--properties-file", str(properties)] + job, env=env,
-                               capture_output=True, text=True, timeout=300)
+                               capture_output=True, text=True, timeout=600)
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert secret not in failed.stderr + rerun.stderr + rerun.stdout
     local = simulate(spark, tmp_path / "local", seed=9, shoes=40, partitions=2, run_id="c")

@@ -1,10 +1,9 @@
-"""The composition job, on the job skeleton (pipeline.jobs): Spark schedules ranges of a committed run's shoes as tasks; each task reads its
-shoes' rows from the run's committed rounds and shoes files, computes the unseen composition before
-every round, each bet's exact EV and each count system's counts, and writes one Parquet file; the
-driver commits every file to OUT/round_ev in one Delta transaction, in place of the run's earlier rows.
+"""The composition job, on the job skeleton (pipeline.jobs): Spark schedules ranges of a committed
+run's shoes as tasks; each task reads its shoes' rows from the run's committed rounds and shoes files,
+computes the unseen composition before every round, each bet's exact EV and each count system's
+counts, and writes one Parquet file; the driver commits every file to OUT/round_ev in one Delta transaction, in place of the run's earlier rows.
 """
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,7 +16,7 @@ from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
-from pipeline.jobs import Written, content_key
+from pipeline.jobs import Written, content_key, new_tag
 from pipeline.runs import read_committed_run, run_files, verify_files
 from pipeline.schemas import contract
 from pipeline.storage import Store
@@ -37,7 +36,7 @@ class Plan:
     counts: tuple[CountSystem, ...]
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
-    job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+    job: str = field(default_factory=new_tag)  # tags this job's temporary files
     tables = (ROUND_EV,)
     application = "baccarat-composition"
     in_runs = False

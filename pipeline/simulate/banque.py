@@ -10,7 +10,6 @@ The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, ha
 then the third cards of hand 1, hand 2 and the Banker.
 """
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -25,7 +24,7 @@ from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
-from pipeline.jobs import Written, content_key, run_record
+from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.runs import BANQUE_ROUNDS
 from pipeline.schemas import contract
 from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
@@ -216,7 +215,7 @@ class BanquePlan:
     run: BanqueRun
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
-    job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+    job: str = field(default_factory=new_tag)  # tags this job's temporary files
     tables = (TABLE,)
     application = "baccarat"
     in_runs = True

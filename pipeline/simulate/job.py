@@ -7,14 +7,13 @@ driver commits every file of a table in one Delta transaction, rounds and shoes,
 Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
-from pipeline.jobs import Written, content_key, run_record
+from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.runs import DATA_TABLES
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
@@ -41,7 +40,7 @@ class Plan:
     shoes: int
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
-    job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+    job: str = field(default_factory=new_tag)  # tags this job's temporary files
     strategies: StrategyPair | None = None  # the pair played in a game with options, else None
     tables = DATA_TABLES
     application = "baccarat"
