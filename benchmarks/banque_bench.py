@@ -23,7 +23,7 @@ from pipeline.games.banque import (
 )
 from pipeline.games.banque_counts import count_shoe, finite_gains, shoe_value
 from pipeline.games.value import INFINITE
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 
 
 def report(what: str, seconds: float, reference: float) -> None:

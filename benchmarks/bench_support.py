@@ -42,6 +42,16 @@ def scratch_folder(prefix: str, keep: bool) -> Iterator[Path]:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+def best_of_three(work) -> float:
+    """The shortest of three wall times of `work()`, in seconds."""
+    seconds = []
+    for _ in range(3):
+        started = time.perf_counter()
+        work()
+        seconds.append(time.perf_counter() - started)
+    return min(seconds)
+
+
 def machine_load() -> str:
     """Other work on the machine skews every figure: say how much there was."""
     return "load average {:.1f} {:.1f} {:.1f} on {} cores".format(*os.getloadavg(), os.cpu_count())

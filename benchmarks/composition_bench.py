@@ -31,7 +31,7 @@ from numba import njit
 from pipeline.bets import BET_KINDS
 from pipeline.cards import CARDS_PER_DECK, RANKS, SUITS
 from pipeline.composition.kernel import round_evs
-from pipeline.tables import RuleSet, load_rule_set
+from pipeline.rule_sets import RuleSet, load_rule_set
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "shared" / "bench"
 TARGET = 1.0

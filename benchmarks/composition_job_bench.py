@@ -46,8 +46,8 @@ from composition_bench import BENCH_DIR, compile_reference
 from pipeline.cards import CARDS_PER_DECK
 from pipeline.composition.job import ROUND_EV
 from pipeline.composition.kernel import round_evs
+from pipeline.rule_sets import fixed_tableau_rule_sets, load_rule_set
 from pipeline.storage import Store
-from pipeline.tables import fixed_tableau_rule_sets, load_rule_set
 
 TARGET = 1.25
 SEED = 3
@@ -93,7 +93,7 @@ JACOBSON = {"dragon_7": ("jacobson_dragon_7", 4, 0.597), "panda_8": ("jacobson_p
 
 
 def anchor_lines(run: dict, workdir: Path) -> list[str]:
-    """The issue's anchors, read from the run's marts in its warehouse."""
+    """The anchors (4. above), read from the run's marts in its warehouse."""
     warehouse = workdir / "anchors.duckdb"
     subprocess.run(["baccarat", "marts", "--out", run["out"], "--run-id", run["run_id"], "--warehouse",
                     str(warehouse)], check=True, stdout=subprocess.DEVNULL)

@@ -41,10 +41,10 @@ from bench_support import (
     simulate_command,
 )
 
+from pipeline.rule_sets import load_rule_set
 from pipeline.simulate.batch import Dealer
 from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
 from pipeline.simulate.kernel import deal_shoes
-from pipeline.tables import load_rule_set
 
 RULES = "punto_banco"
 SEED = 1

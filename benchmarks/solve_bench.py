@@ -9,15 +9,14 @@ Target: every finite-shoe model, 6 and 8 decks with the Banker seeing his cards 
 10x the reference (a few seconds on a loaded laptop core). The script is a report: it exits 0.
 """
 
-import time
 from fractions import Fraction
 
-from bench_support import machine_load
+from bench_support import best_of_three, machine_load
 
 from pipeline.exact import exact_odds
 from pipeline.games.solve import solve
 from pipeline.games.value import INFINITE, count_deals
-from pipeline.tables import load_rule_set
+from pipeline.rule_sets import load_rule_set
 
 RATIO_TARGET = 10.0
 MODELS = [  # (rules, decks, the Banker sees, commission)
@@ -27,15 +26,6 @@ MODELS = [  # (rules, decks, the Banker sees, commission)
     ("chemin_de_fer_parlor", 8, "cards", Fraction(0)),
     ("chemin_de_fer", 6, "cards", Fraction(1, 20)),
 ]
-
-
-def best_of_three(work) -> float:
-    seconds = []
-    for _ in range(3):
-        started = time.perf_counter()
-        work()
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ NO_PAIR, PAIR, SUITED_PAIR = 0, 1, 2
 LOSS = Decimal(-1)
 PUSH = Decimal(0)
 CENTS = Decimal(100)
+RESULT_BASIS, PAIRS_BASIS = 0, 1  # a bet's basis as the kernels code it
 
 
 def pair_index(player_pair_state, banker_pair_state):

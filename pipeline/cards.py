@@ -11,6 +11,7 @@ RANKS = 13
 SUITS = 4
 VALUES = 10
 MIN_DECKS, MAX_DECKS = 1, 8
+NO_CARD = -1  # where a card was not dealt: a hand that stood on two, a shoe that burns none
 
 ALL_CODES = np.arange(CARDS_PER_DECK, dtype=np.int8)
 

@@ -1,11 +1,6 @@
 """`baccarat`: the one command line, dispatching the jobs. All printing for people happens here."""
 
-import contextlib
 import json
-import os
-import re
-import shutil
-import socket
 import sys
 import threading
 import time
@@ -20,31 +15,33 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline import risk as risk_model
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.composition import job as composition_job
-from pipeline.config_files import resource
 from pipeline.errors import BaccaratError, PipelineError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games import banque
 from pipeline.games.banque_counts import rule_set_value as banque_value_document
+from pipeline.games.pairs import strategy_pair
 from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
 from pipeline.games.strategies import load_strategy, write_strategies
 from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.marts import board
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
-from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
+from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import error_with_hint, open_warehouse, read_query
 from pipeline.jobs import already_committed, run_job
+from pipeline.repair import repair_data_tables, repair_logs, verify_store
+from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.runs import RUN_TABLES, check_run_id, read_run, read_runs
+from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.simulate import banque as banque_job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
 from pipeline.simulate.banque import BanquePlan, BanqueRun
-from pipeline.simulate.decisions import strategy_pair
+from pipeline.spark import spark_session
 from pipeline.storage import MIN_RETENTION_HOURS, Store
-from pipeline.tasks import SPARK_LOG_FILE
-from pipeline.tables import DEFAULT_RULES, load_rule_set
 
 app = typer.Typer(
     add_completion=False,
@@ -273,124 +270,6 @@ def _commands() -> None:
     """Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports."""
 
 
-_LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
-MASTER_CONNECT_SECONDS = 5
-
-
-def check_master(master: str) -> str:
-    """A master Spark can use, and for a standalone cluster one that answers; else a one-line error
-    (Spark itself waits a minute for an unreachable master, then prints hundreds of lines)."""
-    if _LOCAL_MASTER.match(master) or master == "yarn" or master.startswith("k8s://"):
-        return master
-    if not master.startswith("spark://"):
-        raise BaccaratError(f"unknown Spark master {master!r}: use local, local[N], local[*], spark://HOST:PORT, "
-                            "yarn or k8s://HOST:PORT")
-    for address in master.removeprefix("spark://").split(","):
-        host, _, port = address.rpartition(":")
-        if not host or not port.isdigit():
-            raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
-        try:
-            socket.create_connection((host, int(port)), timeout=MASTER_CONNECT_SECONDS).close()
-        except OSError as error:
-            raise BaccaratError(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
-    return master
-
-
-def check_java() -> None:
-    java_home = os.environ.get("JAVA_HOME")
-    java = Path(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not java or not Path(java).is_file():
-        raise BaccaratError("Spark needs Java 17 or later, and none was found: install it (for example "
-                            "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
-
-
-SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
-KEPT_SPARK_LOGS = 20
-
-
-def _requested_spark_log_level() -> str | None:
-    """BACCARAT_SPARK_LOG_LEVEL: Spark's own lines on the terminal, from this level up."""
-    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL") or None
-    if level is not None and level.upper() not in SPARK_LOG_LEVELS:
-        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level ({', '.join(SPARK_LOG_LEVELS)})")
-    return level and level.upper()
-
-
-def spark_log_folder() -> Path:
-    """Where Spark's output goes when it is kept off the terminal: BACCARAT_LOG_DIR, else the user's
-    state folder (XDG_STATE_HOME, by default ~/.local/state) under baccarat/logs."""
-    if folder := os.environ.get("BACCARAT_LOG_DIR"):
-        return Path(folder).expanduser().absolute()
-    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state", "baccarat", "logs")
-
-
-def _new_spark_log() -> Path:
-    """A new log file for this process's JVM; only the newest KEPT_SPARK_LOGS stay in the folder."""
-    folder = spark_log_folder()
-    log = folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        log.touch()
-        for old in sorted(folder.glob("spark-*.log"))[:-KEPT_SPARK_LOGS]:
-            old.unlink(missing_ok=True)
-    except OSError as error:
-        raise BaccaratError(f"cannot write Spark's log in {folder}: {error.strerror or error} "
-                            "(set BACCARAT_LOG_DIR to a folder that can be written)") from None
-    return log
-
-
-def _driver_java_options(level: str) -> str:
-    # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
-    options = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-    settings = Path(str(resource("conf", "spark", "log4j2.properties")))
-    if settings.is_file():
-        options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
-    return options
-
-
-def spark_session(master: str | None, app_name: str):
-    """The one place a SparkSession is made. Under spark-submit the JVM and the master come from there.
-    Otherwise this process starts the JVM, with its output (Spark's log, the executors' traces) in a
-    new file of spark_log_folder() unless BACCARAT_SPARK_LOG_LEVEL asks for it on the terminal."""
-    from pyspark import SparkConf
-    from pyspark.sql import SparkSession
-
-    requested = _requested_spark_log_level()
-    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
-    if not submitted:
-        check_java()
-        master = check_master(master or "local[*]")
-    if (session := SparkSession.getActiveSession()) is not None:
-        return session
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    level = requested or "ERROR"
-    conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
-            .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
-    if submitted:
-        return SparkSession.builder.config(conf=conf).getOrCreate()
-    conf.setMaster(master).set("spark.driver.memory", "512m")
-    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
-    _start_driver(conf, log=None if requested else _new_spark_log())
-    return SparkSession.builder.getOrCreate()
-
-
-def _start_driver(conf, log: Path | None) -> None:
-    """Start the driver's JVM, its output going to `log` (None: to this process's)."""
-    from pyspark import SparkContext
-    from pyspark.errors import PySparkRuntimeError
-    from pyspark.java_gateway import launch_gateway
-
-    if log is not None:
-        conf.set(SPARK_LOG_FILE, str(log))
-    try:
-        with (log.open("ab") if log else contextlib.nullcontext()) as output:
-            gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
-    except PySparkRuntimeError:
-        where = f": its output is in {log}" if log else ""
-        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
-    SparkContext(conf=conf, gateway=gateway)
-
-
 class Reporter:
     """Progress for people: a live bar on a terminal, a plain log line every few seconds otherwise."""
 
@@ -476,6 +355,8 @@ def simulate(
         print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
     run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
+    for line in repair_data_tables(out) if overwrite else ():
+        print(line)
     replacing = overwrite and read_run(out, run_id) is not None
     if already_committed(plan, overwrite):
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
@@ -503,6 +384,8 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
     plan = BanquePlan(run, out.check_writable(), partitions)
+    for line in repair_data_tables(out) if overwrite else ():
+        print(line)
     if already_committed(plan, overwrite):
         print(f"run {run.run_id!r} is already committed with these parameters in {out.location(BANQUE_TABLE)}: "
               "nothing to do")
@@ -539,6 +422,8 @@ def composition(
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
     out.check_writable()
+    for line in repair_logs(out, [composition_job.ROUND_EV]):
+        print(f"{line}: compute the round_ev rows of the other runs it held again")
     if already_committed(plan, overwrite=False):
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
@@ -594,6 +479,8 @@ def marts(
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     out.check_writable()
+    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+        print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
     for run in runs:
         started = time.monotonic()
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
@@ -870,6 +757,25 @@ def runs(
 
 
 @app.command()
+def verify(
+    out: OutOption = DEFAULT_OUT,
+    run_id: Annotated[list[str] | None, typer.Option(
+        "--run-id", help="Runs to verify (repeatable); default every committed run.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of lines.")] = False,
+) -> int:
+    """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
+    records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
+    problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
+    if as_json:
+        print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
+    elif problems:
+        print("\n".join(problems))
+    else:
+        print(f"verified {_count(runs_checked, 'run')} in {out}: every log, file and contract checks out")
+    return 1 if problems else 0
+
+
+@app.command()
 def vacuum(
     out: OutOption = DEFAULT_OUT,
     retention_hours: Annotated[int, typer.Option(
@@ -886,6 +792,42 @@ def vacuum(
         verb = "would remove" if dry_run else "removed"
         print(f"{out.location(table)}: {verb} {len(removed)} files")
 
+
+@app.command()
+def risk(
+    bet: Annotated[str, typer.Option(help="The bet: player, banker, tie or any bet of the rule set.")],
+    bankroll: Annotated[str, typer.Option(help="The bankroll at the start, in units (the stake is 1 unit).")],
+    goal: Annotated[str, typer.Option(
+        help="The win goal, in units: the session ends as soon as the bankroll is at least bankroll + goal "
+             "(a win may pass it: a Banker win at 0.95 by less than one unit).")],
+    system: Annotated[str, typer.Option(help="flat (1 unit a round) or martingale (1, 2, 4, ... units until a "
+                                             "win; a stake the table maximum or the bankroll cannot take is a "
+                                             "losing cycle, and the next stake is 1 unit).")] = "flat",
+    table_max: Annotated[str | None, typer.Option(help="Martingale: the table maximum, in units.")] = None,
+    rules: RulesOption = DEFAULT_RULES,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """The exact risk of ruin of flat or Martingale betting, rounds dealt independently with the rule set's
+    exact odds: the chance to reach the goal before ruin (the bankroll cannot cover the next stake of
+    1 unit), the expected rounds, stakes and net, and a Martingale's losing cycle; each value with a proven
+    bound on its distance from the exact rational (docs/betting-systems.md)."""
+    question = risk_model.RiskQuestion(bet, system, risk_model.units(bankroll, "--bankroll"),
+                                       risk_model.units(goal, "--goal"),
+                                       None if table_max is None else risk_model.units(table_max, "--table-max"))
+    risk_model.check_question(question)
+    answer = risk_model.risk(question, risk_model.net_distribution(load_rule_set(rules), bet))
+    document = risk_model.risk_document(answer)
+    if as_json:
+        print(json.dumps(document))
+        return
+    table = Table(title=f"{system} on {bet}, bankroll {document['bankroll']}, goal +{document['goal']} units")
+    for column in ("quantity", "value", "error bound"):
+        table.add_column(column, justify="left" if column == "quantity" else "right")
+    for key in ("goal_reached", "ruined", "expected_rounds", "expected_wagered", "expected_net"):
+        table.add_row(key.replace("_", " "), document[key]["value"], document[key]["error_bound"])
+    for key, value in document.get("cycle", {}).items():
+        table.add_row(f"first cycle: {key.replace('_', ' ')}", value, "exact")
+    Console().print(table)
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""

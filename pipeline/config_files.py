@@ -76,7 +76,7 @@ def locate(folder: str, name_or_path: str, noun: str) -> Traversable | Path:
     return source
 
 
-def one_line(error) -> str:
+def validation_problems(error) -> str:
     """A pydantic ValidationError as one line: where, then what, for each problem."""
     problems = []
     for problem in error.errors():

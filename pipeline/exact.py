@@ -23,8 +23,8 @@ from pipeline.bets import (
 )
 from pipeline.cards import CARDS_PER_DECK, RANKS, code_counts, rank, value_counts
 from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, result_index
-from pipeline.tables import RuleSet
 
 DEAL = 6
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.runs import commit_run, read_run
+from pipeline.runs import DamagedRun, commit_run, read_run, repair_command, run_problems
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import run_ranges
 
@@ -112,10 +112,18 @@ def run_record(plan, written: Written) -> dict:
     }
 
 
-def committed_key(plan: JobPlan) -> str | None:
-    """The content key of the rows committed under the plan's run id, None when there are none."""
+def _committed_run(plan: JobPlan) -> dict | None:
+    """The runs row under the plan's run id, or None; a runs log that cannot be read is DamagedRun."""
+    try:
+        return read_run(plan.out, plan.run_id)
+    except StorageError as error:
+        raise DamagedRun(f"{error}; repair: the same command with --overwrite (docs/repair.md)") from None
+
+
+def committed_key(plan: JobPlan, record: dict | None) -> str | None:
+    """The content key of the rows committed under the plan's run id (`record`: its runs row, for a
+    plan in runs), None when there are none."""
     if plan.in_runs:
-        record = read_run(plan.out, plan.run_id)
         paths = [f["path"] for f in record["files"]] if record is not None else []
     else:
         paths = [f["path"] for f in plan.out.partition_files(plan.tables[0], plan.run_id)]
@@ -123,13 +131,26 @@ def committed_key(plan: JobPlan) -> str | None:
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
 
 
-def already_committed(plan: JobPlan, overwrite: bool) -> bool:
-    """Whether the rows the plan would write are committed (a rerun is a no-op). Other rows under its
-    run id are a one-line error unless `overwrite` (or the plan replaces them freely); an overwrite
-    replaces them only when the new rows commit, table by table."""
-    held = committed_key(plan)
-    if held == content_key(plan.parameters()):
+def _sound(plan: JobPlan, record: dict | None, overwrite: bool) -> bool:
+    """Whether a committed run with the plan's rows passes its checks (sizes and contracts; the
+    checksums too with `overwrite`). A damaged one is dealt again with `overwrite` (its tables' damaged
+    logs are repaired before, by repair.repair_data_tables), else DamagedRun naming the repair command."""
+    if record is None:
         return True
+    problems = run_problems(plan.out, record, checksums=overwrite)
+    if problems and not overwrite:
+        raise DamagedRun(f"{problems[0]}; repair: {repair_command(plan.out, record)}")
+    return not problems
+
+
+def already_committed(plan: JobPlan, overwrite: bool) -> bool:
+    """Whether the rows the plan would write are committed and sound (a rerun is a no-op). Other rows
+    under its run id are a one-line error unless `overwrite` (or the plan replaces them freely); an
+    overwrite replaces them only when the new rows commit, table by table."""
+    record = _committed_run(plan) if plan.in_runs else None
+    held = committed_key(plan, record)
+    if held == content_key(plan.parameters()):
+        return _sound(plan, record, overwrite)
     if held is not None and plan.overwrite_needed and not overwrite:
         raise BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters "
                             "(use --overwrite to replace it, or another --run-id)")
@@ -146,7 +167,7 @@ def run_task(plan: JobPlan, settings: list[str], first: int, last: int,
 def _check_written(plan: JobPlan, files: list[dict]) -> None:
     """Every object is in the store with the size its task recorded, or nothing is committed."""
     try:
-        sizes = plan.out.stored_sizes([f["path"] for f in files])
+        sizes = plan.out.file_sizes([f["path"] for f in files])
     except StorageError as error:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
     for entry, size in zip(files, sizes):

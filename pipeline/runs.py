@@ -4,17 +4,19 @@ rounds and shoes), and verification of a run's files against their recorded chec
 import json
 import os
 import re
+import shlex
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from decimal import Decimal
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
 from pipeline.schemas import contract
-from pipeline.storage import Store
-from pipeline.tables import RuleSet
+from pipeline.storage import StorageError, Store, first_line
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
@@ -110,6 +112,15 @@ def read_run(store: Store, run_id: str) -> dict | None:
     return _record(rows.to_pylist()[0]) if rows is not None and rows.num_rows else None
 
 
+def written_run(store: Store, run_id: str, path: str) -> dict | None:
+    """The record in the runs row file at `path` (committed or not), or None when it holds no readable row."""
+    try:
+        rows = store.read_file_rows(path).to_pylist()
+        return _record(rows[0] | {"run_id": run_id}) if len(rows) == 1 else None
+    except BaccaratError:
+        return None
+
+
 def read_committed_run(store: Store, run_id: str) -> tuple[dict, RuleSet]:
     """A committed run's record and its rule set, or a one-line error: an unknown run, a malformed rule set."""
     record = read_run(store, run_id)
@@ -135,23 +146,87 @@ def run_files(run: dict, table: str) -> list[dict]:
     return [f for f in run["files"] if f["table"] == table]
 
 
-def verify_files(store: Store, run: dict) -> None:
-    """The run's tables (rounds and shoes, or banque_rounds) hold the files its row lists, committed at
-    the versions it records, each a regular file with its checksum; or a one-line error naming what is wrong."""
-    for table in run["versions"]:
-        listed = sorted(f["path"] for f in run_files(run, table))
-        committed = [f["path"] for f in store.partition_files(table, run["run_id"])]
-        if listed != committed:  # an overwrite that failed after this table's commit: the run's own version
-            committed = [f["path"] for f in store.partition_files(table, run["run_id"], run["versions"][table])]
-        if listed != committed:
-            raise BaccaratError(f"run {run['run_id']!r}: the {table} table at version {run['versions'][table]} "
-                                "does not hold the files its runs row lists")
-    for entry in run["files"]:
-        if not store.is_regular_file(entry["path"]):
-            raise BaccaratError(f"run {run['run_id']!r}: data file missing or not a regular file: "
-                                f"{store.location(entry['path'])}")
+class DamagedRun(StorageError):
+    """A committed run whose files, or the logs of its tables, fail their checks: one line naming the
+    first problem and the command that repairs it (docs/repair.md)."""
+
+
+def repair_command(store: Store, run: dict) -> str:
+    """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
+    words = ["baccarat", "simulate", "--rules", run["rules"], "--seed", str(run["seed"]), "--shoes", str(run["shoes"]),
+             "--partitions", str(run["partitions"]), "--run-id", run["run_id"], "--out", store.uri]
+    parameters = run["parameters"]
+    if strategies := parameters.get("strategies"):
+        words += ["--player-strategy", strategies["player"]["name"], "--banker-strategy", strategies["banker"]["name"]]
+    if BANQUE_ROUNDS in run["versions"]:
+        words += ["--decks", str(parameters["decks"] or "infinite"), "--banker-policy",
+                  parameters["banker_policy"]["name"], "--player-strategy",
+                  ",".join(strategy["name"] for strategy in parameters["player_strategies"])]
+    return shlex.join([*words, "--overwrite"])
+
+
+def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False) -> str | None:
+    """What breaks the contract of `table` (schemas/) in the data file at `path`, or None."""
+    where = store.location(path)
+    try:
+        found = pq.read_schema(store.fs_path(path), filesystem=store.filesystem)
+    except (OSError, pa.ArrowInvalid) as error:
+        return f"{where} is not a readable Parquet file: {first_line(error)}"
+    for field in contract(table).arrow(bets, decisions=decisions):
+        if field.name not in found.names:
+            return f"{where}: column {field.name!r} is missing"
+        if not found.field(field.name).type.equals(field.type):
+            return f"{where}: column {field.name!r} is {found.field(field.name).type}, expected {field.type}"
+    return None
+
+
+def uncommitted(store: Store, run: dict, table: str) -> str | None:
+    """Why the table does not hold the files the run's row lists (now, or at the version it records)."""
+    listed, recorded = sorted(f["path"] for f in run_files(run, table)), run["versions"][table]
+    try:
+        if listed == [f["path"] for f in store.partition_files(table, run["run_id"])]:
+            return None
+        delta = store.delta_table(table)
+        latest = delta.version() if delta is not None else -1
+        if recorded <= latest and listed == [f["path"] for f in store.partition_files(table, run["run_id"], recorded)]:
+            return None  # an overwrite that failed after this table's commit: the run's own version holds them
+    except StorageError as error:
+        return str(error)
+    lost = (f" (its log ends at version {latest}, before the run's commit, version {recorded})" if latest >= 0
+            else " (the table has no log)")
+    return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")
+
+
+def run_problems(store: Store, run: dict, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
+    """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: tables
+    that do not hold the files its row lists (unless `committed` is False), files missing or of another
+    size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
+    problems = [why for table in run["versions"] if committed and (why := uncommitted(store, run, table))]
+    files = run["files"]
+    sound = []
+    for entry, size in zip(files, store.file_sizes([f["path"] for f in files])):
+        where = store.location(entry["path"])
+        if size is None:
+            problems.append(f"data file missing or not a regular file: {where}")
+        elif size != entry["size"]:
+            problems.append(f"data file is {size:,} bytes, its runs row records {entry['size']:,}: {where}")
+        else:
+            sound.append(entry)
+    hashed = [f for f in sound if checksums is True or (checksums and f["path"] in checksums)]
     with ThreadPoolExecutor(os.cpu_count()) as pool:  # hashing and reading release the GIL
-        digests = list(pool.map(store.sha256, [entry["path"] for entry in run["files"]]))
-    for entry, digest in zip(run["files"], digests):
-        if digest != entry["sha256"]:
-            raise BaccaratError(f"run {run['run_id']!r}: data file fails its checksum: {store.location(entry['path'])}")
+        digests = dict(zip((f["path"] for f in hashed), pool.map(store.sha256, [f["path"] for f in hashed])))
+    for entry in sound:
+        if entry["path"] in digests and digests[entry["path"]] != entry["sha256"]:
+            problems.append(f"data file fails its checksum: {store.location(entry['path'])}")
+        elif why := contract_problem(store, entry["path"], entry["table"], tuple(run["bets"]),
+                                     "strategies" in run["parameters"]):
+            problems.append(why)
+    return [f"run {run['run_id']!r}: {problem}" for problem in problems]
+
+
+def check_run(store: Store, run: dict, checksums: bool | set[str] = True) -> None:
+    """A committed run whose files pass run_problems' checks, or DamagedRun naming the first problem and
+    the repair command."""
+    if problems := run_problems(store, run, checksums):
+        raise DamagedRun(f"{problems[0]}; repair: {repair_command(store, run)}")
+

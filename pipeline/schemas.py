@@ -17,6 +17,12 @@ _ARROW_TYPES = {
 }
 _DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
 
+OUTCOME_CODES = ("B", "P", "T")  # outcome column values 0, 1, 2
+DECISION_CODES = ("stand", "draw")  # decision column values 0, 1; NO_DECISION where no option arose
+NO_DECISION = -1
+SHOE_TOTALS = ("banker_wins", "player_wins", "ties", "naturals", "player_pairs", "banker_pairs",
+               "longest_banker_streak", "longest_player_streak", "longest_tie_streak", "big_road_columns")
+
 
 @dataclass(frozen=True)
 class Column:

@@ -36,6 +36,8 @@ COMMIT_ATTEMPTS = 8
 MIN_RETENTION_HOURS = 24
 WAREHOUSE = "warehouse.duckdb"
 DELTA_LOG = "_delta_log"
+LAST_CHECKPOINT = "_last_checkpoint"
+_LOG_ENTRY = re.compile(r"\d{20}\.(json|checkpoint(\.\d+\.\d+)?\.parquet)")
 # Runs record the versions of their commits, so the logs that reach them are kept.
 TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -52,6 +54,15 @@ DELTA_TIMEOUTS = {"timeout": "120s", "connect_timeout": "5s", "max_retries": "3"
 
 class StorageError(WorldFailure):
     """The store refused or failed an operation (missing bucket, refused credentials, I/O)."""
+
+
+class DamagedLog(StorageError):
+    """A table's log that deltalake cannot read past an entry (missing, or not a commit)."""
+
+    def __init__(self, table: str, entry: str, what: str):
+        super().__init__(f"the log of table {table!r} is damaged: {entry}: {what}")
+        self.table = table
+        self.entry = entry
 
 
 class CommitConflict(StorageError):
@@ -230,7 +241,7 @@ class Store:
             raise BaccaratError(
                 f"{self.uri} holds runs in the old layout (manifests/ and plain Parquet folders), which this "
                 "version does not read: simulate again into a new folder")
-        for table in self._table_names():
+        for table in self.table_names():
             self._check_log(table)
 
     def _check_log(self, table: str) -> None:
@@ -256,7 +267,7 @@ class Store:
         except BaccaratError:
             raise
         except (OSError, pa.ArrowException) as error:
-            raise StorageError(f"output path {self.uri} {what}: {one_line(error)}") from None
+            raise StorageError(f"output path {self.uri} {what}: {first_line(error)}") from None
 
     # -- data files ------------------------------------------------------------------------------
 
@@ -310,14 +321,13 @@ class Store:
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as error:
-            raise StorageError(f"cannot read {self.location(relative)}: {one_line(error)}") from None
+            raise StorageError(f"cannot read {self.location(relative)}: {first_line(error)}") from None
         return digest.hexdigest()
 
-    def stored_sizes(self, relatives: list[str]) -> list[int | None]:
-        """The size the store reports for each file under OUT, None where there is no file; reads no
-        object. (No store pyarrow reaches reports a SHA-256 without reading the object again.)"""
+    def file_sizes(self, paths: list[str]) -> list[int | None]:
+        """The size of each regular file at `paths` (under OUT), None where there is none."""
         with self._errors("is not readable"):
-            found = self.filesystem.get_file_info([self.fs_path(relative) for relative in relatives])
+            found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
         return [info.size if info.type == pafs.FileType.File else None for info in found]
 
     def settings_names(self) -> list[str]:
@@ -335,10 +345,7 @@ class Store:
         try:
             self.filesystem.get_file_info(self.fs_path())
         except OSError as error:
-            raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: {one_line(error)}") from None
-
-    def is_regular_file(self, relative: str) -> bool:
-        return self.filesystem.get_file_info(self.fs_path(relative)).type == pafs.FileType.File
+            raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: {first_line(error)}") from None
 
     def reader_path(self, relative: str) -> str:
         """The path of a file under OUT as pyarrow's filesystem, DuckDB and polars take it."""
@@ -349,13 +356,80 @@ class Store:
     def delta_table(self, table: str, version: int | None = None):
         """The Delta table OUT/<table> (at `version`), or None when it does not exist yet."""
         from deltalake import DeltaTable
+        from deltalake.exceptions import DeltaError
 
         uri = self.location(table)
         self._check_log(table)
         with self._errors(f"table {table!r} is not readable"):
             if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
                 return None
-            return DeltaTable(uri, version=version, storage_options=self.storage_options)
+            try:
+                return DeltaTable(uri, version=version, storage_options=self.storage_options)
+            except DeltaError as error:
+                raise self._unreadable(table, version, error) from None
+
+    def _unreadable(self, table: str, version: int | None, error: Exception) -> StorageError:
+        """Why deltalake cannot read a table (at `version`): a damaged log entry, or a version not there."""
+        if damaged := self.damaged_log_entry(table):
+            return DamagedLog(table, *damaged)
+        if version is not None:
+            return StorageError(f"table {table!r} has no readable version {version} ({first_line(error)})")
+        return DamagedLog(table, self.location(table, DELTA_LOG), first_line(error))
+
+    # -- a table's log: its damage, and setting the unreadable part aside ------------------------
+
+    def _log_entries(self, table: str) -> dict[str, int]:
+        """The commits and checkpoints in a table's log, by file name, with their versions."""
+        with self._errors(f"the log of table {table!r} is not readable"):
+            infos = self.filesystem.get_file_info(
+                pafs.FileSelector(self.fs_path(table, DELTA_LOG), allow_not_found=True))
+        return {info.base_name: int(info.base_name[:20]) for info in infos
+                if info.type == pafs.FileType.File and _LOG_ENTRY.fullmatch(info.base_name)}
+
+    def damaged_log_entry(self, table: str) -> tuple[str, str] | None:
+        """The first entry of a table's log that a reader cannot get past, and what is wrong with it: a
+        commit missing between the newest checkpoint and the newest commit, or one that is not JSON
+        lines; None when every entry a reader needs is whole."""
+        entries = self._log_entries(table)
+        commits = sorted(version for name, version in entries.items() if name.endswith(".json"))
+        if not commits:
+            return None
+        checkpoints = [v for name, v in entries.items() if name.endswith(".parquet") and v <= commits[-1]]
+        for version in range(max(checkpoints, default=-1) + 1, commits[-1] + 1):
+            name = f"{version:020d}.json"
+            where = self.location(table, DELTA_LOG, name)
+            if name not in entries:
+                return where, f"commit {version} of {commits[-1]} is missing"
+            try:
+                with self.filesystem.open_input_stream(self.fs_path(table, DELTA_LOG, name)) as stream:
+                    for line in stream.read().decode().splitlines():
+                        if line.strip() and not isinstance(json.loads(line), dict):
+                            raise ValueError("not an action")
+            except (UnicodeDecodeError, ValueError):
+                return where, f"commit {version} is not a Delta commit (JSON lines)"
+            except (OSError, pa.ArrowException) as error:
+                return where, f"commit {version} is not readable ({first_line(error)})"
+        return None
+
+    def set_log_aside(self, table: str) -> str | None:
+        """Move the entries of a table's log from its first damaged entry on into a sibling folder,
+        `<table>/_delta_log.damaged-<time>`, so that the table reads as its last whole version (none when
+        version 0 is the damaged one); returns that folder, or None when the log is whole. Files the
+        moved commits added stay where they are: the runs' recorded, verified files are committed
+        again by pipeline.repair."""
+        damaged = self.damaged_log_entry(table)
+        if damaged is None:
+            return None
+        first = int(damaged[0].rsplit("/", 1)[1][:20])
+        aside = f"{DELTA_LOG}.damaged-{int(time.time() * 1000)}"
+        moved = [name for name, version in self._log_entries(table).items() if version >= first]
+        with self._errors(f"cannot set the damaged log of table {table!r} aside"):
+            if self.file_sizes([f"{table}/{DELTA_LOG}/{LAST_CHECKPOINT}"])[0] is not None:
+                moved.append(LAST_CHECKPOINT)  # it may name a checkpoint set aside
+            self.filesystem.create_dir(self.fs_path(table, aside))
+            for name in sorted(moved, reverse=True):  # the newest first: the log has no gap meanwhile
+                self.filesystem.move(self.fs_path(table, DELTA_LOG, name), self.fs_path(table, aside, name))
+        return self.location(table, aside)
 
     def partition_files(self, table: str, run_id: str, version: int | None = None) -> list[dict]:
         """The committed files of one run in a table (at `version`): path under OUT, size and rows."""
@@ -374,6 +448,27 @@ class Store:
         """The runs that have committed rows in a table."""
         delta = self.delta_table(table)
         return {values[PARTITION] for values in delta.partitions()} if delta is not None else set()
+
+    def written_files(self, table: str) -> dict[str, list[dict]]:
+        """The data files in a table's run folders, committed or not (temporaries aside), by run id:
+        each with its path under OUT and size, sorted by name."""
+        with self._errors(f"table {table!r} is not readable"):
+            found = self.filesystem.get_file_info(pafs.FileSelector(self.fs_path(table), recursive=True,
+                                                                    allow_not_found=True))
+        prefix = self.fs_path(table) + "/"
+        files: dict[str, list[dict]] = {}
+        for info in sorted(found, key=lambda i: i.path):
+            folder, _, name = info.path.removeprefix(prefix).partition("/")
+            if (info.type == pafs.FileType.File and folder.startswith(f"{PARTITION}=") and name.endswith(".parquet")
+                    and "/" not in name and not name.startswith(TEMPORARY_PREFIX)):
+                files.setdefault(folder.removeprefix(f"{PARTITION}="), []).append(
+                    {"path": f"{table}/{folder}/{name}", "size": info.size})
+        return files
+
+    def read_file_rows(self, path: str) -> pa.Table:
+        """The rows of one data file at `path` under OUT."""
+        with self._errors(f"cannot read {self.location(path)}"):
+            return pq.read_table(self.fs_path(path), filesystem=self.filesystem)
 
     def read_rows(self, table: str, run_ids: list[str] | None = None, columns: list[str] | None = None
                   ) -> pa.Table | None:
@@ -432,7 +527,7 @@ class Store:
                 # commit of another run conflicts with it, so the commit is made again on the new snapshot.
                 time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
             except (DeltaError, OSError, pa.ArrowException) as error:
-                raise StorageError(f"commit to {uri} failed: {one_line(error)}") from None
+                raise StorageError(f"commit to {uri} failed: {first_line(error)}") from None
         raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
 
     def _open_or_create(self, table: str, schema: pa.Schema):
@@ -457,9 +552,9 @@ class Store:
 
     def tables(self) -> list[str]:
         """The Delta tables under OUT: rounds, shoes, runs, banque_rounds and marts/<name>, those that exist."""
-        return [name for name in self._table_names() if self.delta_table(name) is not None]
+        return [name for name in self.table_names() if self.delta_table(name) is not None]
 
-    def _table_names(self) -> list[str]:
+    def table_names(self) -> list[str]:
         """rounds, shoes, runs, banque_rounds and the folders of marts/: where tables are, or may be."""
         with self._errors("is not readable"):
             marts = self.filesystem.get_file_info(pafs.FileSelector(self.fs_path("marts"), allow_not_found=True))
@@ -527,6 +622,6 @@ def _s3_settings() -> dict:
     return settings
 
 
-def one_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import progress
+from pipeline.spark import SPARK_LOG_FILE
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
-SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
 
 def shoe_ranges(shoes: int, partitions: int) -> list[tuple[int, int]]:

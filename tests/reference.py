@@ -1,5 +1,6 @@
-"""An independent, plain-Python reference of the game, written from RULES.md without the
-project's tables: the checker every engine in the project is compared against."""
+"""An independent, plain-Python reference of the game, written from docs/rules.md without the
+project's tables or its settlement (pipeline/bets.py): the checker every engine in the project is
+compared against."""
 
 from decimal import Decimal
 
@@ -15,7 +16,7 @@ def card_value(code: int) -> int:
 
 
 def punto_banco_banker_draws(banker: int, v: int) -> bool:
-    """RULES.md's Banker table, when the Player drew a third card worth v."""
+    """docs/rules.md's Banker table, when the Player drew a third card worth v."""
     if banker <= 2:
         return True
     if banker == 3:
@@ -30,7 +31,7 @@ def punto_banco_banker_draws(banker: int, v: int) -> bool:
 
 
 def reference_round(p1, b1, p2, b2, c5, c6):
-    """Punto banco written out plainly from RULES.md, independent of the tables."""
+    """Punto banco written out plainly from docs/rules.md, independent of the tables."""
     player = (p1 + p2) % 10
     banker = (b1 + b2) % 10
     player_cards = banker_cards = 2
@@ -50,7 +51,7 @@ def reference_round(p1, b1, p2, b2, c5, c6):
 
 
 def reference_chemin_de_fer(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, banker_chooses):
-    """Chemin de fer written out plainly from RULES.md: naturals end the round; the Player draws on
+    """Chemin de fer written out plainly from docs/rules.md: naturals end the round; the Player draws on
     0-4, stands on 6-7 and chooses at 5; banker_chooses(total, (b1, b2), v or None when the Player
     stood) says True or False where the Banker chooses, None where the punto banco table decides.
     Returns the final totals (Player, Banker)."""
@@ -73,7 +74,7 @@ def chemin_de_fer_hands(p1, b1, p2, b2, c5, c6, player_draws_at_5: bool, banker_
     return player, banker, player_cards, banker_cards
 
 
-# RULES.md: the casino Banker chooses at 3 v 9, 4 v 1, 5 v 4 and 6 when the Player stood (None);
+# docs/rules.md: the casino Banker chooses at 3 v 9, 4 v 1, 5 v 4 and 6 when the Player stood (None);
 # the parlor Banker at every cell. Both Players choose at 5.
 CASINO_BANKER_OPTIONS = {(3, 9), (4, 1), (5, 4), (6, None)}
 PLAYER_OPTION_TOTAL = 5
@@ -131,6 +132,14 @@ class ShoeStream:
     def draws(self, chance) -> bool:
         """A mixed choice: 53 random bits as a fraction of 1, below the chance of drawing."""
         return (self.next() >> 11) < chance * 2**53
+
+
+def hands_of(deal, player_cards: int, banker_cards: int) -> tuple[list[int], list[int]]:
+    """The card codes of both hands, from a deal in docs/rules.md's order (Player, Banker, Player,
+    Banker, then the third cards: the Player's first when he draws) and how many cards each holds."""
+    player = list(deal[0:4:2]) + ([deal[4]] if player_cards == 3 else [])
+    banker_third = deal[5] if player_cards == 3 else deal[4]
+    return player, list(deal[1:4:2]) + ([banker_third] if banker_cards == 3 else [])
 
 
 def reference_net(kind: str, terms, player: list[int], banker: list[int]) -> Decimal:

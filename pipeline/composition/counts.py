@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pipeline.bets import BET_KINDS
 from pipeline.cards import ALL_CODES, CARDS_PER_DECK, rank
-from pipeline.config_files import NAME, read_yaml, known_names, locate, one_line
+from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
-from pipeline.tables import RuleSet
+from pipeline.rule_sets import RuleSet
 
 RANK_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -98,7 +98,7 @@ def load_count_system(name_or_path: str) -> CountSystem:
     try:
         return CountSystem.model_validate(read_yaml(source, what))
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
 
 
 def offered(system: CountSystem, rule_set: RuleSet) -> bool:

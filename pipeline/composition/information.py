@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from pipeline.cards import CARDS_PER_DECK
-from pipeline.simulate.kernel import NO_CARD, shuffled_shoe
+from pipeline.cards import CARDS_PER_DECK, NO_CARD
+from pipeline.simulate.kernel import shuffled_shoe
 
 CARD_COLUMNS = ("player_card1", "player_card2", "player_card3", "banker_card1", "banker_card2", "banker_card3")
 ROUND_COLUMNS = ("shoe_id", "round", *CARD_COLUMNS)

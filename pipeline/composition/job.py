@@ -17,10 +17,10 @@ from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compos
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
 from pipeline.jobs import Written, content_key, new_tag
-from pipeline.runs import read_committed_run, run_files, verify_files
+from pipeline.rule_sets import RuleSet
+from pipeline.runs import check_run, read_committed_run, run_files
 from pipeline.schemas import contract
 from pipeline.storage import Store
-from pipeline.tables import RuleSet
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 ROUND_EV = "round_ev"
@@ -87,7 +87,7 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     if shoes is not None and shoes > run["shoes"]:
         raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run['shoes']:,} shoes)")
     systems = count_systems_for(rule_set, counts)
-    verify_files(out, run)
+    check_run(out, run)
     return Plan(run, rule_set, shoes or run["shoes"], systems, out, partitions)
 
 

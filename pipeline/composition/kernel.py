@@ -6,7 +6,7 @@ drawing rules and the net of every bet in every state arrive as lookup tables
 built from conf/ by pipeline.rules and pipeline.bets. Every count is an int64;
 each EV is one division at the end.
 
-The algebra that makes it fast (all of it exact; tests/test_composition_kernel.py checks it
+The algebra that makes it fast (all of it exact; tests/unit/test_composition_kernel.py checks it
 against pipeline.exact):
 - the third-card stage hoisted out of the enumeration of the four-card starts: with A, B[v]
   and C[v, u] the sums, over the starts of a pair of two-card totals, of their weight W and of
@@ -36,6 +36,8 @@ from pipeline.bets import (
     NO_PAIR,
     PAIR,
     PAIR_STATES,
+    PAIRS_BASIS,
+    RESULT_BASIS,
     RESULT_STATES,
     SUITED_PAIR,
     net_cents_table,
@@ -45,10 +47,9 @@ from pipeline.bets import (
 from pipeline.cards import ALL_CODES, CARDS_PER_DECK, CODE_VALUES, MAX_DECKS, RANKS, VALUES, rank
 from pipeline.errors import BaccaratError
 from pipeline.exact import DEAL
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, result_index
-from pipeline.tables import RuleSet
 
-RESULT_BASIS, PAIRS_BASIS = 0, 1
 _HAND_SIZES = (2, 3)
 _RESULTS, _PAIRS = len(RESULT_STATES), len(PAIR_STATES)
 _CODE_VALUE = CODE_VALUES.astype(np.int64)

@@ -1,6 +1,6 @@
 """Baccarat banque: one Banker against two Player hands, with one drawing decision for both.
 
-The round (RULES.md): two cards to hand 1, hand 2 and the Banker. A natural of the Banker, or
+The round (docs/rules.md): two cards to hand 1, hand 2 and the Banker. A natural of the Banker, or
 of both hands, ends it; a hand with a natural (the Banker having none) is paid at once and play
 goes on against the other. Each hand still playing draws on 0-4, stands on 6-7 and, at 5, draws
 with its strategy's probability (hand 1 first). The Banker then sees his total and what each hand
@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.cards import VALUES
-from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
+from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     PLAYER,
@@ -39,8 +39,8 @@ from pipeline.games.strategies import (
     player_draw_probabilities,
 )
 from pipeline.games.value import DRAW, INFINITE_DECK, STAND
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, load_draw_rules
-from pipeline.tables import RuleSet
 
 HANDS = 2
 HAND_LOSES, HAND_WINS = 0, 1  # the last axis of Chances' win arrays
@@ -81,7 +81,7 @@ def load_policy(name_or_path: str) -> BanquePolicy:
     try:
         return BanquePolicy.model_validate(document)
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
 
 
 def check_banque(rule_set: RuleSet) -> RuleSet:

@@ -43,8 +43,8 @@ from pipeline.games.banque import (
 )
 from pipeline.games.strategies import Strategy
 from pipeline.games.value import DRAW, INFINITE, INFINITE_DECK, STAND, shoe_of
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules
-from pipeline.tables import RuleSet
 
 DEAL = 9
 PRIMES = (2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2147483549, 2147483543, 2147483497)

@@ -45,8 +45,8 @@ from pipeline.games.value import (
     count_deals,
     strategy_value,
 )
+from pipeline.rule_sets import MOST_COMMISSION, RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
-from pipeline.tables import MOST_COMMISSION, RuleSet
 
 SEES = ("total", "cards")
 OPTION_TOTAL = 5  # the Player's one decision in chemin de fer

@@ -21,10 +21,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, ValidationError, model_validator
 
 from pipeline.cards import VALUES
-from pipeline.config_files import NAME, known_names, locate, one_line, read_yaml
+from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
-from pipeline.tables import RuleSet
 
 PLAYER, BANKER = "player", "banker"
 FOLLOWED_TABLE = "punto_banco"  # what `otherwise: punto_banco` follows: the casino's fixed choices
@@ -138,7 +138,7 @@ def validated_strategy(document: dict, what: str) -> Strategy:
     try:
         return Strategy.model_validate(document)
     except ValidationError as error:
-        raise BaccaratError(f"{what}: {one_line(error)}") from None
+        raise BaccaratError(f"{what}: {validation_problems(error)}") from None
 
 
 def load_strategy(name_or_path: str) -> Strategy:

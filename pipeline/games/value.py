@@ -26,8 +26,8 @@ from pipeline.games.strategies import (
     banker_draw_probabilities,
     player_draw_probabilities,
 )
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules
-from pipeline.tables import RuleSet
 
 INFINITE = "infinite"
 DEAL = 6

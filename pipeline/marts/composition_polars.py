@@ -1,7 +1,7 @@
 """The composition marts in Polars: the same tables as composition_duckdb.py, written as lazy queries.
 
 As in marts_polars.py, the SQL in pipeline/marts/sql is the specification: every function here
-mirrors one SQL file (named in its docstring) step for step, and tests/test_composition_marts.py
+mirrors one SQL file (named in its docstring) step for step, and tests/functional/test_composition_marts.py
 holds both engines to the same rows in the same order.
 """
 

@@ -6,18 +6,17 @@ from fractions import Fraction
 from functools import cached_property
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.exact import BetOdds, exact_odds
+from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.value import pair_value
+from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
-from pipeline.runs import committed_runs, read_committed_run, run_files, verify_files
+from pipeline.runs import DamagedRun, check_run, committed_runs, contract_problem, read_committed_run, run_files
 from pipeline.schemas import contract
-from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import Store
-from pipeline.tables import RuleSet
 
 MARTS = (
     "outcome_summary", "bet_performance", "payout_variance", "ev_convergence", "streaks",
@@ -78,7 +77,8 @@ class RunInput:
         take them, each checked against the contract; none for a run without round_ev rows."""
         files = self.out.partition_files(contract("round_ev").table, self.run_id)
         for entry in files:
-            _check_schema(self.out, entry["path"], "round_ev", tuple(self.record["bets"]))
+            if problem := contract_problem(self.out, entry["path"], "round_ev", tuple(self.record["bets"])):
+                raise BaccaratError(problem)
         return [self.out.reader_path(entry["path"]) for entry in files]
 
     @cached_property
@@ -116,28 +116,10 @@ class RunInput:
         return pa.table({"rounds": sorted(points | {rounds})})
 
 
-def _check_schema(out: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False) -> None:
-    expected = contract(table).arrow(bets, decisions=decisions)
-    where = out.location(path)
-    try:
-        found = pq.read_schema(out.fs_path(path), filesystem=out.filesystem)
-    except (OSError, pa.ArrowInvalid) as error:
-        raise BaccaratError(f"{where} is not a readable Parquet file: {error}") from None
-    for field in expected:
-        if field.name not in found.names:
-            raise BaccaratError(f"{where}: column {field.name!r} is missing")
-        if not found.field(field.name).type.equals(field.type):
-            raise BaccaratError(
-                f"{where}: column {field.name!r} is {found.field(field.name).type}, expected {field.type}"
-            )
-
-
 def load_run(out: Store, run_id: str) -> RunInput:
     """A committed run whose files all exist, match their checksums and follow the contracts."""
     record, rule_set = read_committed_run(out, run_id)
-    verify_files(out, record)
-    for entry in record["files"]:
-        _check_schema(out, entry["path"], entry["table"], tuple(record["bets"]), rule_set.has_options)
+    check_run(out, record)
     run = RunInput(out, record, rule_set)
     try:
         checked_pair(rule_set, run.strategies)
@@ -159,5 +141,6 @@ def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:
             runs.append(load_run(out, run_id))
         except BaccaratError as error:
             others = " ".join(f"--run-id {other}" for other in committed if other != run_id)
-            raise BaccaratError(f"{error} (the other runs build with {others})" if others else str(error)) from None
+            kind = DamagedRun if isinstance(error, DamagedRun) else BaccaratError
+            raise kind(f"{error} (the other runs build with {others})" if others else str(error)) from None
     return runs

@@ -2,7 +2,7 @@
 
 pipeline/marts/sql is the specification: every function here mirrors one SQL file (named in
 its docstring), step for step, so that both engines give the same rows in the same order
-(tests/test_marts_parity.py holds them together). Money stays exact: nets are summed as
+(tests/functional/test_marts_parity.py holds them together). Money stays exact: nets are summed as
 decimals and only cast to Float64 where the SQL casts to DOUBLE (means and SDs).
 The roads come from roads_polars.py, which mirrors the road_*.sql files.
 """
@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.simulate.kernel import SHOE_TOTALS
+from pipeline.schemas import SHOE_TOTALS
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)

@@ -63,7 +63,7 @@ def _drop(out: Store, name: str, run_id: str, when: int) -> None:
                              (f"baccarat-marts:{run_id}", when))
 
 
-def shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
+def read_shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
     """The rounds of one shoe of a committed run, in order, from the files its runs row lists."""
     files = [f for f in run_files(run, "rounds") if f["first_shoe"] <= shoe_id <= f["last_shoe"]]
     paths = [out.reader_path(f["path"]) for f in files]

@@ -2,7 +2,7 @@
 
 The rules live in the comments of pipeline/marts/sql/road_*.sql (the DuckDB implementation,
 roads_duckdb.py); every function here mirrors one of those files, step for step, and
-produces the same tables (tests/test_roads_parity.py holds the two engines together).
+produces the same tables (tests/unit/test_roads_parity.py holds the two engines together).
 """
 
 from functools import reduce

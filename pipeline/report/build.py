@@ -9,11 +9,11 @@ import duckdb
 import polars as pl
 
 from pipeline.errors import BaccaratError
-from pipeline.marts.publish import shoe_rounds
+from pipeline.marts.publish import read_shoe_rounds
 from pipeline.marts.warehouse import open_warehouse
 from pipeline.report.composition import composition_section
 from pipeline.report.page import assemble_page
-from pipeline.runs import read_run, read_runs
+from pipeline.runs import check_run, read_run, read_runs, run_files
 from pipeline.storage import TEMPORARY_PREFIX, Store
 
 MARTS = {
@@ -82,7 +82,10 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     except duckdb.Error as error:
         raise BaccaratError(f"warehouse {path}: {str(error).strip().splitlines()[0]}") from None
     record = read_run(out, run_id)
-    data["shoe_rounds"] = shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
+    if record is not None and shoe_id is not None:  # the shoe's rounds files are read: hashed first
+        check_run(out, record, {f["path"] for f in run_files(record, "rounds")
+                                if f["first_shoe"] <= shoe_id <= f["last_shoe"]})
+    data["shoe_rounds"] = read_shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
     try:
         _write_atomically(Path(target), assemble_page(run_id, record, data, shoe_id, composition_section(data)))

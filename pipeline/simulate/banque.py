@@ -18,18 +18,18 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from pipeline.cards import CODE_VALUES
+from pipeline.cards import CODE_VALUES, NO_CARD
 from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile
 from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
-from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.jobs import Written, content_key, new_tag, run_record
+from pipeline.rule_sets import RuleSet
+from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.runs import BANQUE_ROUNDS
 from pipeline.schemas import contract
-from pipeline.simulate.kernel import NO_CARD, draw_choice, next_below, rng_seed, shuffle
+from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import PARTITION, Store
-from pipeline.tables import RuleSet
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 WITH_REPLACEMENT = 0

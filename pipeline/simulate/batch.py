@@ -5,19 +5,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from pipeline.bets import BET_KINDS, RESULT_STATES, net_cents_table
-from pipeline.schemas import contract
-from pipeline.simulate.decisions import StrategyPair, checked_pair, draw_chances
-from pipeline.simulate.kernel import (
-    DECISION_CODES,
-    NO_CARD,
-    NO_DECISION,
-    OUTCOME_CODES,
-    PAIRS_BASIS,
-    RESULT_BASIS,
-    deal_shoes,
-)
-from pipeline.tables import RuleSet
+from pipeline.bets import BET_KINDS, PAIRS_BASIS, RESULT_BASIS, RESULT_STATES, net_cents_table
+from pipeline.cards import NO_CARD
+from pipeline.games.pairs import StrategyPair, checked_pair
+from pipeline.games.strategies import banker_draw_probabilities, player_draw_probabilities
+from pipeline.rule_sets import RuleSet
+from pipeline.schemas import DECISION_CODES, NO_DECISION, OUTCOME_CODES, contract
+from pipeline.simulate.kernel import deal_shoes
 
 _OUTCOMES = pa.array(OUTCOME_CODES, type=pa.string())
 _DECISIONS = pa.array(DECISION_CODES, type=pa.string())
@@ -108,3 +102,11 @@ def _with_dictionary_columns(schema: pa.Schema) -> pa.Schema:
         if (index := schema.get_field_index(name)) >= 0:
             schema = schema.set(index, schema.field(index).with_type(pa.dictionary(pa.int8(), pa.string())))
     return schema
+
+
+def draw_chances(rule_set: RuleSet, pair: StrategyPair | None) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's chances of drawing: float64[total] for the Player, float64[a, b, column] for the
+    Banker; exactly 0 or 1 wherever the table or a pure choice decides."""
+    player, banker = (None, None) if pair is None else (pair.player, pair.banker)
+    return (player_draw_probabilities(rule_set.draw, player).astype(np.float64),
+            banker_draw_probabilities(rule_set.draw, banker).astype(np.float64))

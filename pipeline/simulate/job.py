@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
+from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.jobs import Written, content_key, new_tag, run_record
+from pipeline.rule_sets import RuleSet
 from pipeline.runs import DATA_TABLES
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
-from pipeline.simulate.decisions import StrategyPair, checked_pair
 from pipeline.storage import Store
-from pipeline.tables import RuleSet
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory

@@ -19,20 +19,15 @@ where a player chooses, and the nets; nothing about the game is written here.
 import numpy as np
 from numba import njit
 
-from pipeline.cards import CODE_VALUES
+from pipeline.bets import RESULT_BASIS
+from pipeline.cards import CODE_VALUES, NO_CARD
+from pipeline.schemas import NO_DECISION, SHOE_TOTALS
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _MASK32 = np.uint64(0xFFFFFFFF)
 _UNIT = 2.0**-53  # 53 random bits as a float in [0, 1)
-NO_CARD = -1
-OUTCOME_CODES = ("B", "P", "T")  # outcome column values 0, 1, 2
-DECISION_CODES = ("stand", "draw")  # decision column values 0, 1; NO_DECISION where no option arose
-NO_DECISION = -1
-RESULT_BASIS, PAIRS_BASIS = 0, 1
-SHOE_TOTALS = ("banker_wins", "player_wins", "ties", "naturals", "player_pairs", "banker_pairs",
-               "longest_banker_streak", "longest_player_streak", "longest_tie_streak", "big_road_columns")
 
 
 @njit(inline="always")

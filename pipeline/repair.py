@@ -1,0 +1,119 @@
+"""Verifying what a store holds (every table's log, every committed run's files against its runs row
+and the contracts) and repairing it: a damaged log is set aside from its first damaged entry, and the
+runs whose recorded files still verify are committed again (docs/repair.md)."""
+
+import shlex
+
+from pipeline.bets import BET_KINDS
+from pipeline.errors import BaccaratError
+from pipeline.runs import (RUN_TABLES, RUNS, contract_problem, read_runs, repair_command, run_files, run_problems,
+                           transaction, uncommitted, written_run)
+from pipeline.schemas import contract
+from pipeline.storage import DamagedLog, StorageError, Store
+
+ROUND_EV = contract("round_ev").table
+
+
+def _table_repair(store: Store, table: str) -> str:
+    """The command that repairs a table's damaged log (docs/repair.md)."""
+    out = shlex.quote(store.uri)
+    if table == ROUND_EV:
+        return f"baccarat composition --run-id RUN --out {out} for each run it held"
+    if table.startswith("marts/"):
+        return f"baccarat marts --out {out}"
+    return f"baccarat simulate ... --overwrite --out {out} with the parameters of any run in it"
+
+
+def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list[str]:
+    """A table's damaged log, or the committed files of a table no runs row lists (round_ev, marts) that
+    are missing or of another size than the log records."""
+    try:
+        held = store.run_ids(table)
+        if table in RUN_TABLES:
+            return []  # their files are checked against the runs rows
+        files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held))
+    except StorageError as error:
+        return [f"{error}; repair: {_table_repair(store, table)}"]
+    return [f"{store.location(f['path'])}: {'missing' if size is None else f'{size:,} bytes'}, its log records "
+            f"{f['size']:,} bytes; repair: {_table_repair(store, table)}"
+            for f, size in zip(files, store.file_sizes([f["path"] for f in files])) if size != f["size"]]
+
+
+def _round_ev_problems(store: Store, run: dict) -> list[str]:
+    try:
+        files = store.partition_files(ROUND_EV, run["run_id"])
+    except StorageError:
+        return []  # the table's damaged log is a line of its own
+    return [f"run {run['run_id']!r}: {why}; repair: {_table_repair(store, ROUND_EV)}" for f in files
+            if (why := contract_problem(store, f["path"], ROUND_EV, tuple(run["bets"])))]
+
+
+def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[str], int]:
+    """Every problem of the store's tables and of its committed runs (or those of `run_ids`), a line
+    each, with the command that repairs it (none when everything verifies); and how many runs it checked."""
+    problems = [line for table in store.table_names() for line in _table_problems(store, table, run_ids)]
+    try:
+        runs = read_runs(store)
+    except StorageError:
+        return problems, 0  # the runs table's damaged log is a line already
+    if unknown := sorted(set(run_ids or ()) - {run["run_id"] for run in runs}):
+        raise BaccaratError(f"unknown run id {unknown[0]!r}: no row in {store.location(RUNS)}")
+    checked = [run for run in runs if not run_ids or run["run_id"] in run_ids]
+    for run in checked:
+        problems += [f"{line}; repair: {repair_command(store, run)}" for line in run_problems(store, run)]
+        problems += _round_ev_problems(store, run)
+    return problems, len(checked)
+
+
+def _set_aside_if_unreadable(store: Store, table: str) -> str | None:
+    """Where the damaged part of a table's log went, when deltalake cannot read the table."""
+    try:
+        store.delta_table(table)
+        return None
+    except DamagedLog:
+        return store.set_log_aside(table)
+
+
+def repair_logs(store: Store, tables: list[str]) -> list[str]:
+    """Set aside the damaged part of the logs of `tables` that cannot be read; a line for each."""
+    return [f"the damaged log of {store.location(table)} is set aside in {aside}"
+            for table in tables if (aside := _set_aside_if_unreadable(store, table))]
+
+
+def _restore_runs_rows(store: Store) -> list[str]:
+    """Commit again, for each run with no committed row, its newest row file whose listed rounds and
+    shoes files all verify (their size, SHA-256 and contract): rows a set-aside log had committed."""
+    committed, done = store.run_ids(RUNS), []
+    for run_id, files in store.written_files(RUNS).items():
+        if run_id in committed:
+            continue
+        for file in reversed(files):  # the newest first: names carry the attempt's start
+            run = written_run(store, run_id, file["path"])
+            if run is not None and not run_problems(store, run, committed=False):
+                store.commit_partition(RUNS, run_id, [file | {"rows": 1}], contract(RUNS).table_schema(()),
+                                       transaction(run))
+                done.append(f"run {run_id!r}: its row is committed again to {store.location(RUNS)}")
+                break
+    return done
+
+
+def repair_data_tables(store: Store) -> list[str]:
+    """Set aside the damaged part of the logs of rounds, shoes, banque_rounds and runs, commit again the
+    runs rows they lost, then every run's files of each table its row lists (rounds and shoes, or
+    banque_rounds), where the table no longer holds them and they all verify (their size and SHA-256);
+    returns a line for each thing done."""
+    done = repair_logs(store, list(RUN_TABLES))
+    if runs_log := repair_logs(store, [RUNS]):
+        done += runs_log + _restore_runs_rows(store)
+    for run in read_runs(store):
+        for table in run["versions"]:
+            if uncommitted(store, run, table) and not run_problems(store, _only(run, table), checksums=True,
+                                                                   committed=False):
+                store.commit_partition(table, run["run_id"], run_files(run, table),
+                                       contract(table).table_schema(tuple(BET_KINDS)), transaction(run))
+                done.append(f"run {run['run_id']!r}: its verified {table} files are committed again")
+    return done
+
+
+def _only(run: dict, table: str) -> dict:
+    return run | {"files": run_files(run, table)}

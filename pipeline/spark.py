@@ -1,0 +1,134 @@
+"""The one place a SparkSession starts: Java and the master checked first, Spark's own output kept in a
+log file of its own (or on the terminal when BACCARAT_SPARK_LOG_LEVEL asks), the driver's JVM tuned
+for scheduling."""
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+from pipeline.config_files import resource
+from pipeline.errors import BaccaratError
+
+SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
+
+_LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
+MASTER_CONNECT_SECONDS = 5
+
+
+def check_master(master: str) -> str:
+    """A master Spark can use, and for a standalone cluster one that answers; else a one-line error
+    (Spark itself waits a minute for an unreachable master, then prints hundreds of lines)."""
+    if _LOCAL_MASTER.match(master) or master == "yarn" or master.startswith("k8s://"):
+        return master
+    if not master.startswith("spark://"):
+        raise BaccaratError(f"unknown Spark master {master!r}: use local, local[N], local[*], spark://HOST:PORT, "
+                            "yarn or k8s://HOST:PORT")
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
+        try:
+            socket.create_connection((host, int(port)), timeout=MASTER_CONNECT_SECONDS).close()
+        except OSError as error:
+            raise BaccaratError(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
+    return master
+
+
+def check_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    java = Path(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not Path(java).is_file():
+        raise BaccaratError("Spark needs Java 17 or later, and none was found: install it (for example "
+                            "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
+
+
+SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+KEPT_SPARK_LOGS = 20
+
+
+def _requested_spark_log_level() -> str | None:
+    """BACCARAT_SPARK_LOG_LEVEL: Spark's own lines on the terminal, from this level up."""
+    level = os.environ.get("BACCARAT_SPARK_LOG_LEVEL") or None
+    if level is not None and level.upper() not in SPARK_LOG_LEVELS:
+        raise BaccaratError(f"BACCARAT_SPARK_LOG_LEVEL {level!r} is not a log level ({', '.join(SPARK_LOG_LEVELS)})")
+    return level and level.upper()
+
+
+def spark_log_folder() -> Path:
+    """Where Spark's output goes when it is kept off the terminal: BACCARAT_LOG_DIR, else the user's
+    state folder (XDG_STATE_HOME, by default ~/.local/state) under baccarat/logs."""
+    if folder := os.environ.get("BACCARAT_LOG_DIR"):
+        return Path(folder).expanduser().absolute()
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state", "baccarat", "logs")
+
+
+def _new_spark_log() -> Path:
+    """A new log file for this process's JVM; only the newest KEPT_SPARK_LOGS stay in the folder."""
+    folder = spark_log_folder()
+    log = folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        log.touch()
+        for old in sorted(folder.glob("spark-*.log"))[:-KEPT_SPARK_LOGS]:
+            old.unlink(missing_ok=True)
+    except OSError as error:
+        raise BaccaratError(f"cannot write Spark's log in {folder}: {error.strerror or error} "
+                            "(set BACCARAT_LOG_DIR to a folder that can be written)") from None
+    return log
+
+
+def _driver_java_options(level: str) -> str:
+    # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
+    options = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    settings = Path(str(resource("conf", "spark", "log4j2.properties")))
+    if settings.is_file():
+        options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
+    return options
+
+
+def spark_session(master: str | None, app_name: str):
+    """The one place a SparkSession is made. Under spark-submit the JVM and the master come from there.
+    Otherwise this process starts the JVM, with its output (Spark's log, the executors' traces) in a
+    new file of spark_log_folder() unless BACCARAT_SPARK_LOG_LEVEL asks for it on the terminal."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    requested = _requested_spark_log_level()
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
+    if not submitted:
+        check_java()
+        master = check_master(master or "local[*]")
+    if (session := SparkSession.getActiveSession()) is not None:
+        return session
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    level = requested or "ERROR"
+    conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
+    if submitted:
+        return SparkSession.builder.config(conf=conf).getOrCreate()
+    conf.setMaster(master).set("spark.driver.memory", "512m")
+    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
+    _start_driver(conf, log=None if requested else _new_spark_log())
+    return SparkSession.builder.getOrCreate()
+
+
+def _start_driver(conf, log: Path | None) -> None:
+    """Start the driver's JVM, its output going to `log` (None: to this process's)."""
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    if log is not None:
+        conf.set(SPARK_LOG_FILE, str(log))
+    try:
+        with (log.open("ab") if log else contextlib.nullcontext()) as output:
+            gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
+    except PySparkRuntimeError:
+        where = f": its output is in {log}" if log else ""
+        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
+    SparkContext(conf=conf, gateway=gateway)

@@ -1,0 +1,48 @@
+"""Fixtures of the functional tier: the suite's one SparkSession and the local S3 server; spark_jobs.py
+holds the helpers that run jobs through them."""
+
+import uuid
+
+import pytest
+from local_s3 import aws_environment, s3_server
+
+from pipeline.spark import spark_session
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory):
+    """A local S3 server for the whole session; the standard AWS variables point at it, set before
+    Spark starts so that its Python workers (and a test cluster's) inherit them."""
+    with s3_server(tmp_path_factory.mktemp("s3") / "moto.log") as endpoint, aws_environment(endpoint):
+        yield endpoint
+
+
+@pytest.fixture
+def bucket(s3_endpoint) -> str:
+    """A new, empty bucket; returns the URI of a prefix in it."""
+    import boto3
+
+    name = f"test-{uuid.uuid4().hex[:16]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
+    return f"s3://{name}/data"
+
+
+@pytest.fixture(params=["local", "s3"])
+def store_uri(request, tmp_path) -> str:
+    """An empty output location on each store: a local folder, and a prefix in a new bucket."""
+    return str(tmp_path / "data") if request.param == "local" else request.getfixturevalue("bucket")
+
+
+@pytest.fixture(scope="session")
+def spark(s3_endpoint):
+    """The one SparkSession of the suite: local[2], UI off."""
+    session = spark_session("local[2]", "baccarat-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def cli(cli, spark):
+    """tests/conftest.py's `cli`, holding the suite's Spark session: a command that starts Spark gets
+    it, whatever test runs first (its Python workers see the S3 variables)."""
+    return cli

@@ -1,0 +1,60 @@
+"""The Polars marts (pipeline/marts/marts_polars.py) against the DuckDB marts (marts_duckdb.py and
+the SQL in pipeline/marts/sql): same columns, same rows in the same order, same values (exact
+integers and decimals, floats within 1e-9 relative), on small runs of four rule sets."""
+
+import polars as pl
+import pyarrow as pa
+import pytest
+from spark_jobs import simulate
+from polars.testing import assert_frame_equal
+
+from pipeline.marts import marts_duckdb, marts_polars
+from pipeline.marts.inputs import MARTS, load_run
+from pipeline.storage import Store
+
+# (rules, seed, shoes, partitions, road_stats_shoes): between them every bet kind; each run has
+# several complete sessions of 1,000 rounds and an incomplete last block of 100; road statistics
+# over every shoe (0) or over the first shoes only.
+RUNS = [("punto_banco", 21, 160, 3, 0), ("super_six", 22, 130, 2, 70), ("ez_baccarat", 23, 190, 3, 0),
+        ("chemin_de_fer", 24, 150, 3, 0)]  # chemin de fer: its equilibrium pair, compared with its exact value
+ROAD_CELLS_SHOES = 50
+
+
+@pytest.fixture(scope="module")
+def marts(spark, tmp_path_factory):
+    """Each run's marts from both engines, built once per run: {rules: (duckdb, polars)}."""
+    out = tmp_path_factory.mktemp("marts_runs")
+    built = {}
+    for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
+        record = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
+        run = load_run(Store.parse(str(out)), record["run_id"])
+        built[rules] = (marts_duckdb.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes),
+                        marts_polars.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
+    return built
+
+
+def normalised(table: pa.Table) -> pl.DataFrame:
+    """Integers as Int64 and decimals as Decimal(18, 2), as conforming to the contracts does.
+    DuckDB's sums of counts are HUGEINT and reach Arrow as decimal(38, 0): integers too."""
+    frame = pl.from_arrow(table)
+    casts = []
+    for name, dtype in frame.schema.items():
+        if dtype.is_integer() or (isinstance(dtype, pl.Decimal) and dtype.scale == 0):
+            casts.append(pl.col(name).cast(pl.Int64))
+        elif isinstance(dtype, pl.Decimal):
+            casts.append(pl.col(name).cast(pl.Decimal(18, 2)))
+    return frame.with_columns(casts)
+
+
+@pytest.mark.parametrize("mart", MARTS)
+@pytest.mark.parametrize("rules", [rules for rules, *_ in RUNS])
+def test_polars_marts_match_duckdb(marts, rules, mart):
+    duck, polars = (normalised(tables[mart]) for tables in marts[rules])
+    assert duck.height > 0
+    assert polars.schema == duck.schema  # same names, order and (normalised) types
+    assert_frame_equal(duck, polars, check_dtypes=False, rel_tol=1e-9)
+
+
+def test_every_mart_is_built(marts):
+    for duck, polars in marts.values():
+        assert set(polars) == set(duck) == set(MARTS)

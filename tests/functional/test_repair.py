@@ -1,0 +1,167 @@
+"""Damaged runs on both stores: `baccarat verify` finds each damage in a line naming it, the readers
+refuse the run naming the repair command, and `simulate --overwrite` (the command verify names) deals
+it again into a run byte-identical to a clean one (docs/repair.md)."""
+
+import os
+import shlex
+
+import pytest
+from spark_jobs import read_table, simulate
+
+from pipeline.runs import DATA_TABLES, read_run, run_files
+from pipeline.storage import DELTA_LOG, Store
+
+SHOES, PARTITIONS = 200, 2
+FIRST = {"seed": 7, "run_id": "first"}
+SECOND = {"seed": 8, "run_id": "second"}
+
+
+def _bytes(store: Store, path: str) -> bytes:
+    with store.filesystem.open_input_stream(store.fs_path(path)) as stream:
+        return stream.read()
+
+
+def _write(store: Store, path: str, data: bytes) -> None:
+    with store.filesystem.open_output_stream(store.fs_path(path)) as stream:
+        stream.write(data)
+
+
+def _run_bytes(store: Store, run_id: str) -> dict[str, bytes]:
+    run = read_run(store, run_id)
+    return {f["path"]: _bytes(store, f["path"]) for table in DATA_TABLES for f in run_files(run, table)}
+
+
+@pytest.fixture(scope="module")
+def clean(spark, tmp_path_factory):
+    """The files and rows of a clean run of the first run's parameters, in a folder of its own."""
+    out = tmp_path_factory.mktemp("clean")
+    simulate(spark, out, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+    return _run_bytes(Store.parse(str(out)), "first"), {t: read_table(out, "first", t) for t in DATA_TABLES}
+
+
+def _file(store: Store, table: str = "rounds") -> str:
+    return run_files(read_run(store, "first"), table)[0]["path"]
+
+
+def truncate_a_file(store: Store) -> tuple[str, dict]:
+    path = _file(store)
+    _write(store, path, _bytes(store, path)[:1000])
+    return store.location(path), FIRST
+
+
+def random_bytes_in_a_file(store: Store) -> tuple[str, dict]:
+    path = _file(store)
+    _write(store, path, os.urandom(len(_bytes(store, path))))
+    return store.location(path), FIRST
+
+
+def delete_a_file(store: Store) -> tuple[str, dict]:
+    path = _file(store, "shoes")
+    store.filesystem.delete_file(store.fs_path(path))
+    return store.location(path), FIRST
+
+
+def _commit(table: str, version: int) -> str:
+    """A table's log entry: version 0 creates it, version 1 is the first run's commit, 2 the second's."""
+    return f"{table}/{DELTA_LOG}/{version:020d}.json"
+
+
+def delete_a_log_entry(store: Store) -> tuple[str, dict]:
+    store.filesystem.delete_file(store.fs_path(_commit("rounds", 1)))
+    return store.location(_commit("rounds", 1)), FIRST
+
+
+def corrupt_a_log_entry(store: Store) -> tuple[str, dict]:
+    _write(store, _commit("rounds", 1), os.urandom(300))
+    return store.location(_commit("rounds", 1)), FIRST
+
+
+def corrupt_the_first_log_entry(store: Store) -> tuple[str, dict]:
+    """Version 0, the table's creation: once set aside, no version is left and the table is made again."""
+    _write(store, _commit("rounds", 0), b"\x00" * 40)
+    return store.location(_commit("rounds", 0)), FIRST
+
+
+def lose_the_newest_log_entry(store: Store) -> tuple[str, dict]:
+    """The log stays whole, and ends before the commit the second run's row records."""
+    store.filesystem.delete_file(store.fs_path(_commit("shoes", 2)))
+    return "the shoes table does not hold the files its runs row lists (its log ends at version 1", SECOND
+
+
+def delete_a_runs_log_entry(store: Store) -> tuple[str, dict]:
+    store.filesystem.delete_file(store.fs_path(_commit("runs", 1)))
+    return store.location(_commit("runs", 1)), FIRST
+
+
+DAMAGES = [truncate_a_file, random_bytes_in_a_file, delete_a_file, delete_a_log_entry, corrupt_a_log_entry,
+           corrupt_the_first_log_entry, lose_the_newest_log_entry, delete_a_runs_log_entry]
+
+
+def _command(store_uri: str, parameters: dict) -> list[str]:
+    return ["simulate", "--rules", "punto_banco", "--seed", str(parameters["seed"]), "--shoes", str(SHOES),
+            "--partitions", str(PARTITIONS), "--run-id", parameters["run_id"], "--out", store_uri]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_run_is_found_by_verify_and_repaired_by_simulate_overwrite(spark, cli, store_uri, clean, damage):
+    for parameters in (FIRST, SECOND):
+        simulate(spark, store_uri, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    verified = (0, f"verified 2 runs in {store_uri}: every log, file and contract checks out\n", "")
+    assert cli("verify", "--out", store_uri) == verified
+    store = Store.parse(store_uri)
+    before = _run_bytes(store, "second")
+    damaged, target = damage(store)
+    command = _command(store_uri, target)
+    repair = shlex.join(["baccarat", *command, "--overwrite"])
+
+    status, out, err = cli("verify", "--out", store_uri)
+    lines = out.splitlines()
+    assert status == 1 and err == "" and damaged in lines[0]
+    assert all(line.endswith(repair) for line in lines if line.startswith(f"run {target['run_id']!r}"))
+
+    status, out, err = cli(*command)  # a plain rerun names the damage and the repair
+    assert status == 1 and err.count("\n") == 1 and damaged in err and "--overwrite" in err
+
+    status, out, err = cli(*command, "--overwrite")
+    assert status == 0, err
+    assert cli("verify", "--out", store_uri) == verified
+    files, rows = clean
+    assert _run_bytes(store, "first") == files and _run_bytes(store, "second") == before
+    for table in DATA_TABLES:
+        assert read_table(store_uri, "first", table).equals(rows[table])
+    assert cli(*command)[1].endswith("nothing to do\n")
+
+
+def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(spark, cli, tmp_path):
+    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+    assert cli("marts", "--out", tmp_path)[0] == 0
+    entry = tmp_path / "marts" / "outcome_summary" / _commit("", 1).lstrip("/")
+    entry.write_bytes(b"not a commit")
+    status, out, _ = cli("verify", "--out", tmp_path)
+    assert status == 1 and out.count("\n") == 1 and str(entry) in out
+    assert out.rstrip().endswith(f"repair: baccarat marts --out {tmp_path}")
+    status, out, err = cli("marts", "--out", tmp_path)
+    assert status == 0 and "the damaged log of" in out and err == ""
+    assert cli("verify", "--out", tmp_path)[0] == 0
+
+
+def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
+    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+    store = Store.parse(str(tmp_path))
+    damaged, _ = truncate_a_file(store)
+    status, out, _ = cli("verify", "--out", tmp_path, "--run-id", "first", "--json")
+    assert status == 1 and out.count("\n") == 1 and f'"runs": 1' in out and damaged in out
+    status, _, err = cli("verify", "--out", tmp_path, "--run-id", "nope")
+    assert status == 2 and "unknown run id 'nope'" in err and err.count("\n") == 1
+
+
+def test_readers_refuse_a_damaged_run_naming_the_file_and_the_repair(spark, cli, tmp_path):
+    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+    assert cli("marts", "--out", tmp_path)[0] == 0
+    damaged, _ = truncate_a_file(Store.parse(str(tmp_path)))
+    repair = f"repair: baccarat simulate --rules punto_banco --seed 7 --shoes {SHOES} --partitions {PARTITIONS}"
+    for command in (["report", "--out", tmp_path, "--page", tmp_path / "page.html"], ["marts", "--out", tmp_path],
+                    ["composition", "--run-id", "first", "--out", tmp_path]):
+        status, out, err = cli(*command)
+        assert status == 1 and err.count("\n") == 1 and damaged in err and repair in err, (command, err)
+    assert not (tmp_path / "page.html").exists()

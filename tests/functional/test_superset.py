@@ -1,0 +1,246 @@
+"""Apache Superset for real: installed by the README's recipe in a venv of its own, with its SQLite
+metadata database and a server on 127.0.0.1, it reads the warehouse through the documented URI and
+extra, draws a chart from a dataset, and SQL Lab can neither write a file nor read outside the data."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from spark_jobs import simulate_with_marts
+
+from pipeline.storage import WAREHOUSE
+
+pytestmark = pytest.mark.slow
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+README_PORT = "--port 8088"
+EXTRA = {"engine_params": {"connect_args": {"read_only": True}}}
+START_TIMEOUT = 1200  # seconds: the install is most of it
+OLDEST_READER = "1.0.0"  # the README: DuckDB 1.0 and later open the warehouse
+
+
+def recipe() -> str:
+    """The shell block of the README's BI section that installs and runs Superset."""
+    readme = (REPOSITORY / "README.md").read_text()
+    section = readme[readme.index("### BI tools"):]
+    section = section[:section.index("\n### ", 1)]
+    return next(block for block in re.findall(r"```bash\n(.*?)```", section, re.DOTALL) if "apache-superset" in block)
+
+
+def pip_cache() -> str:
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return os.environ.get("PIP_CACHE_DIR") or str(Path(cache, "pip"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def copy_of_the_package(target: Path) -> Path:
+    """What `pip install .` builds from, outside the repository, so the build writes only there."""
+    target.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPOSITORY / name, target)
+    shutil.copytree(REPOSITORY / "pipeline", target / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"the README's Superset recipe stopped with status {server.returncode}:\n"
+                        + "\n".join(log.read_text().splitlines()[-30:]))
+        try:
+            if requests.get(f"{base}/health", timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(2)
+    pytest.fail(f"Superset did not answer within {START_TIMEOUT} s; the end of its log:\n"
+                + "\n".join(log.read_text().splitlines()[-30:]))
+
+
+@pytest.fixture(scope="module")
+def data(spark, tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    return simulate_with_marts(spark, out, seed=9, shoes=20, run_id="superset")
+
+
+@pytest.fixture(scope="module")
+def superset(tmp_path_factory):
+    """The README's recipe run as it is, from a copy of the repository, with HOME in the test's
+    folder (the venv, the config and the metadata database go there) and another free port; the
+    server's address and the recipe's log (each command stamped with the time it started)."""
+    root = tmp_path_factory.mktemp("superset")
+    script = recipe()
+    assert README_PORT in script and "--host 127.0.0.1" in script
+    port = free_port()
+    home = root / "home"
+    home.mkdir()
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("SUPERSET_")}
+    # pip keeps its own cache of wheels (so a second run downloads nothing) and compiles nothing ahead
+    env |= {"HOME": str(home), "PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
+    log = root / "superset.log"
+    stamped = 'PS4="+ \\$(date +%T) "\n' + script.replace(README_PORT, f"--port {port}")
+    with log.open("w") as output:
+        server = subprocess.Popen(["bash", "-xeuo", "pipefail", "-c", stamped],
+                                  cwd=copy_of_the_package(root / "baccarat-pipeline"), env=env, stdout=output,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield f"http://127.0.0.1:{port}", server, log
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+@pytest.fixture(scope="module")
+def api(superset, data):
+    """A REST session as the README's admin (a bearer token and a CSRF token), once the server
+    answers; the data is simulated meanwhile."""
+    base, server, log = superset
+    wait_until_up(base, server, log)
+    session = requests.Session()
+    login = session.post(f"{base}/api/v1/security/login", timeout=60,
+                         json={"username": "admin", "password": "admin", "provider": "db", "refresh": False})
+    assert login.status_code == 200, login.text
+    session.headers["Authorization"] = f"Bearer {login.json()['access_token']}"
+    csrf = session.get(f"{base}/api/v1/security/csrf_token/", timeout=60).json()["result"]
+    session.headers.update({"X-CSRFToken": csrf, "Referer": base})
+    session.base = base
+    return session
+
+
+def call(api, method: str, path: str, payload: dict | None = None) -> requests.Response:
+    return api.request(method, f"{api.base}/api/v1/{path}", json=payload, timeout=120)
+
+
+def add_database(api, name: str, uri: str, extra: dict) -> int:
+    created = call(api, "POST", "database/", {"database_name": name, "sqlalchemy_uri": uri,
+                                              "extra": json.dumps(extra), "expose_in_sqllab": True})
+    assert created.status_code == 201, created.text
+    return created.json()["id"]
+
+
+@pytest.fixture(scope="module")
+def warehouse_db(api, data):
+    """The warehouse registered as the README says: its URI and extra."""
+    return add_database(api, "baccarat", f"duckdb+baccarat:///{data / WAREHOUSE}", EXTRA)
+
+
+def sql_lab(api, database: int, sql: str) -> requests.Response:
+    return call(api, "POST", "sqllab/execute/", {"database_id": database, "sql": sql, "schema": "main",
+                                                 "runAsync": False, "queryLimit": 100})
+
+
+def test_a_dataset_and_a_chart_of_the_warehouse(api, warehouse_db):
+    dataset = call(api, "POST", "dataset/",
+                   {"database": warehouse_db, "schema": "main", "table_name": "bet_performance"})
+    assert dataset.status_code == 201, dataset.text
+    dataset_id = dataset.json()["id"]
+    columns = [c["column_name"] for c in call(api, "GET", f"dataset/{dataset_id}").json()["result"]["columns"]]
+    assert {"run_id", "bet", "total_net", "exact_ev"} <= set(columns)
+    query = {"columns": ["bet", "total_net"], "row_limit": 100}
+    chart = call(api, "POST", "chart/", {
+        "slice_name": "net by bet", "viz_type": "table", "datasource_id": dataset_id, "datasource_type": "table",
+        "params": json.dumps({"datasource": f"{dataset_id}__table", "viz_type": "table", "query_mode": "raw",
+                              "all_columns": query["columns"], "row_limit": 100}),
+        "query_context": json.dumps({"datasource": {"id": dataset_id, "type": "table"}, "queries": [query],
+                                     "result_format": "json", "result_type": "full"}),
+    })
+    assert chart.status_code == 201, chart.text
+    answer = call(api, "GET", f"chart/{chart.json()['id']}/data/")
+    assert answer.status_code == 200, answer.text
+    rows = answer.json()["result"][0]["data"]
+    assert {row["bet"] for row in rows} == {"player", "banker", "tie", "player_pair", "banker_pair"}
+
+
+@pytest.mark.parametrize("table", ["rounds", "shoes"])
+def test_sql_lab_reads_the_views_over_the_runs_files(api, warehouse_db, table):
+    answer = sql_lab(api, warehouse_db, f"SELECT count(DISTINCT shoe_id) AS shoes FROM {table}")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"] == [{"shoes": 20}]
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A file beside the data, not in it."""
+    sentinel = tmp_path / "sentinel.csv"
+    sentinel.write_text("secret\n42\n")
+    return sentinel
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("COPY (SELECT 42) TO '{target}'", "COPY statements are refused"),
+    ("COPY rounds TO '{target}' (FORMAT parquet)", "COPY statements are refused"),
+    ("SELECT * FROM read_csv('{outside}')", "Permission Error"),
+    ("SELECT * FROM read_text('{outside}')", "Permission Error"),
+    ("SELECT * FROM read_text('/etc/hostname')", "Permission Error"),
+    ("SELECT * FROM glob('{data}/*')", "Permission Error"),
+    ("ATTACH '{target}' AS other", "ATTACH statements are refused"),
+])
+def test_sql_lab_writes_no_file_and_reads_nothing_outside_the_data(api, warehouse_db, data, outside, tmp_path, sql,
+                                                                    message):
+    target = tmp_path / "written"
+    answer = sql_lab(api, warehouse_db, sql.format(target=target, outside=outside, data=data))
+    assert answer.status_code >= 400 and message in answer.text, answer.text
+    assert "secret" not in answer.text and not target.exists()
+
+
+def test_without_the_dialect_the_same_sql_lab_writes_and_reads(api, data, outside, tmp_path):
+    """The check above can fail: through duckdb-engine's own dialect, as the README once said, SQL Lab
+    writes a file and reads one outside the data."""
+    plain = add_database(api, "plain", f"duckdb:///{data / WAREHOUSE}", EXTRA)
+    target = tmp_path / "written.csv"
+    assert sql_lab(api, plain, f"COPY (SELECT 42 AS answer) TO '{target}'").status_code == 200
+    assert target.read_text().split() == ["answer", "42"]
+    assert "secret" in sql_lab(api, plain, f"SELECT * FROM read_text('{outside}')").text
+
+
+def test_superset_reads_it_with_duckdb_1(api, warehouse_db):
+    """`apache-superset[duckdb]` brings a DuckDB 1.x, which cannot open DuckDB 2.0's own storage format."""
+    answer = sql_lab(api, warehouse_db, "SELECT version() AS version")
+    assert answer.status_code == 200 and answer.json()["data"][0]["version"].startswith("v1."), answer.text
+
+
+def test_the_oldest_duckdb_named_in_the_readme_reads_every_table(data, tmp_path):
+    venv = tmp_path / "duckdb-1.0"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    install = subprocess.run([venv / "bin" / "pip", "install", "-q", f"duckdb=={OLDEST_READER}"], capture_output=True,
+                             text=True, env=os.environ | {"PIP_COMPILE": "false"}, timeout=600)
+    assert install.returncode == 0, install.stderr
+    count_every_table = (
+        "import json, sys, duckdb\n"
+        "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "names = [n for (n,) in con.execute('SELECT table_name FROM information_schema.tables').fetchall()]\n"
+        "print(json.dumps({n: con.execute(f'SELECT count(*) FROM {n}').fetchone()[0] for n in names}))\n")
+    old = subprocess.run([venv / "bin" / "python", "-c", count_every_table, str(data / WAREHOUSE)], check=True,
+                         capture_output=True, text=True, timeout=120)
+    new = subprocess.run([sys.executable, "-c", count_every_table, str(data / WAREHOUSE)], check=True,
+                         capture_output=True, text=True, timeout=120)
+    assert json.loads(old.stdout) == json.loads(new.stdout)
+    assert {"rounds", "shoes", "bet_performance"} <= set(json.loads(old.stdout))
+
+
+def test_an_extra_cannot_loosen_the_confinement(api, data):
+    loosened = {"engine_params": {"connect_args": {"read_only": True, "config": {"enable_external_access": True}}}}
+    tried = call(api, "POST", "database/test_connection/", {
+        "database_name": "loosened", "sqlalchemy_uri": f"duckdb+baccarat:///{data / WAREHOUSE}",
+        "extra": json.dumps(loosened)})
+    assert tried.status_code >= 400 and "settings of its own" in tried.text, tried.text
