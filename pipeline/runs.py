@@ -117,7 +117,7 @@ def written_run(store: Store, run_id: str, path: str) -> dict | None:
     try:
         rows = store.read_file_rows(path).to_pylist()
         return _record(rows[0] | {"run_id": run_id}) if len(rows) == 1 else None
-    except BaccaratError:
+    except (BaccaratError, StorageError):
         return None
 
 

@@ -14,7 +14,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
 from pipeline.marts.warehouse import sql_list, sql_string
-from pipeline.runs import committed_runs, read_run, run_files
+from pipeline.runs import DamagedRun, committed_runs, read_run, run_files
 from pipeline.schemas import contract
 from pipeline.storage import TEMPORARY_PREFIX, Store
 
@@ -88,7 +88,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
         try:
             records[run_id] = load_run(out, run_id).record if run_id not in verified else read_run(out, run_id)
             runs.append(run_id)
-        except BaccaratError as error:
+        except (BaccaratError, DamagedRun) as error:
             left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
     target = Path(target)
     building = target.with_name(f"{TEMPORARY_PREFIX}{target.name}.{uuid.uuid4().hex}.tmp")
