@@ -5,6 +5,7 @@ into it as a deployment would, `airflow dags test` of logical dates against a st
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 from test_cluster import cluster  # noqa: F401 (the standalone cluster fixture)
 from test_superset import copy_of_the_package, pip_cache
+
+from pipeline.runs import read_run
+from pipeline.storage import Store
 
 pytestmark = pytest.mark.slow
 
@@ -25,25 +29,29 @@ FIRST, SECOND = "2026-03-01", "2026-03-02"
 # The test seam: jobs/simulate.py as the deployment's repository holds it, except that the first attempt
 # of the driver dies once every task has written its files, before the first commit.
 FAIL_ONCE = '''\
-import os, runpy, subprocess, sys
+import json, os, runpy, subprocess, sys
 from pathlib import Path
+
+from pyarrow.fs import FileSelector
+
 from pipeline.storage import Store
 
-ATTEMPTS, REAL = Path({attempts!r}), {real!r}
-ATTEMPTS.write_text(ATTEMPTS.read_text() + "x" if ATTEMPTS.exists() else "x")
+attempts, real, seen = Path({attempts!r}), {real!r}, Path({seen!r})
+attempts.write_text((attempts.read_text() if attempts.exists() else "") + "x")
 out = sys.argv[sys.argv.index("--out") + 1]
-if len(ATTEMPTS.read_text()) == 1:
+if attempts.read_text() == "x":
     Store.commit_partition = lambda *arguments, **keywords: os._exit(3)
-else:  # what the retry finds before it starts: the runs committed, and the first attempt's files
+else:  # what a later attempt finds before it starts: the runs committed, and the files written
     runs = subprocess.run([sys.executable, "-m", "pipeline.cli", "runs", "--out", out, "--json"],
                           capture_output=True, text=True)
-    files = Store.parse(out).filesystem().get_file_info(__import__("pyarrow.fs").fs.FileSelector(
-        Store.parse(out).fs_path("rounds"), recursive=True, allow_not_found=True))
-    Path({seen!r}).write_text(json.dumps({{"runs": runs.stdout, "status": runs.returncode,
-        "parquet": [f.path for f in files if f.path.endswith(".parquet")]}}))
-sys.argv[0] = REAL
-runpy.run_path(REAL, run_name="__main__")
-'''.replace("import os,", "import json, os,")
+    store = Store.parse(out)
+    files = store.filesystem().get_file_info(FileSelector(store.fs_path("rounds"), recursive=True,
+                                                          allow_not_found=True))
+    seen.write_text(json.dumps({{"runs": runs.stdout, "status": runs.returncode,
+                                "parquet": [f.path for f in files if f.path.endswith(".parquet")]}}))
+sys.argv[0] = real
+runpy.run_path(real, run_name="__main__")
+'''
 
 
 def clean_environment() -> dict:
@@ -104,8 +112,14 @@ def deployment(venv, cluster, s3_endpoint, tmp_path_factory):  # noqa: F811
     return airflow, home
 
 
-def dag_test(airflow, day: str, out: str, **params) -> subprocess.CompletedProcess:
-    return airflow("dags", "test", DAG_ID, day, *(["-c", json.dumps(params)] if params else []), out=out)
+def dag_test(airflow, day: str, out: str, **params) -> tuple[str, str]:
+    """`airflow dags test` of one logical date; the DAG run's final state and everything it printed (the
+    tasks' logs included)."""
+    done = airflow("dags", "test", DAG_ID, day, *(["-c", json.dumps(params)] if params else []), out=out)
+    printed = done.stdout + done.stderr
+    finished = re.findall(r"DagRun Finished: .*? state=(\w+)", printed)
+    assert finished, printed[-5000:]
+    return finished[-1], printed
 
 
 def runs(cli, out: str) -> dict[str, dict]:
@@ -114,13 +128,24 @@ def runs(cli, out: str) -> dict[str, dict]:
     return {run["run_id"]: run for run in map(json.loads, printed.splitlines())}
 
 
-def test_the_dag_imports_without_errors(deployment):
+def files_of(out: str, run_id: str) -> list[tuple[str, str]]:
+    return sorted((f["table"], f["sha256"]) for f in read_run(Store.parse(out), run_id)["files"])
+
+
+def test_the_dag_imports_without_errors_and_refuses_a_run_without_a_logical_date(deployment, venv):
     airflow, _ = deployment
-    listed = airflow("dags", "list-import-errors", "-o", "json")
-    assert listed.returncode == 0, listed.stderr[-3000:]
-    assert json.loads(listed.stdout or "[]") == [], listed.stdout
+    parsed = airflow("dags", "reserialize")
+    assert parsed.returncode == 0, parsed.stderr[-3000:]
+    errors = airflow("dags", "list-import-errors", "-o", "json")
+    assert errors.returncode == 0 and json.loads(errors.stdout) == [], errors.stdout + errors.stderr[-3000:]
     dags = airflow("dags", "list", "-o", "json")
-    assert DAG_ID in [dag["dag_id"] for dag in json.loads(dags.stdout)], dags.stdout + dags.stderr[-2000:]
+    assert [dag["dag_id"] for dag in json.loads(dags.stdout)] == [DAG_ID], dags.stdout + dags.stderr[-3000:]
+    refused = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import types, baccarat_daily as d; "
+         "d.daily_run_id(types.SimpleNamespace(logical_date=None), 'punto_banco')"],
+        cwd=REPOSITORY / "orchestration" / "airflow", env=clean_environment(), capture_output=True, text=True)
+    assert "AirflowFailException: baccarat_daily takes its run id and seed from the logical date, and this run " \
+           "has none" in refused.stderr, refused.stderr[-3000:]
 
 
 def test_two_days_give_two_runs_a_rerun_commits_nothing_and_a_failed_attempt_is_retried_to_the_same_rows(
@@ -128,43 +153,38 @@ def test_two_days_give_two_runs_a_rerun_commits_nothing_and_a_failed_attempt_is_
     airflow, home = deployment
     (home / "attempts").write_text("xx")  # the seam: these days' first attempts do not fail
     for day in (FIRST, SECOND):
-        done = dag_test(airflow, day, bucket, shoes=SHOES)
-        assert done.returncode == 0 and "state=success" in done.stdout + done.stderr, done.stderr[-5000:]
+        state, printed = dag_test(airflow, day, bucket, shoes=SHOES)
+        assert state == "success", printed[-5000:]
     committed = runs(cli, bucket)
     assert sorted(committed) == [f"punto_banco-{FIRST}", f"punto_banco-{SECOND}"]
-    assert committed[f"punto_banco-{FIRST}"]["seed"] == 20260301 and committed[f"punto_banco-{FIRST}"]["shoes"] == SHOES
-    assert (home / "report" / "index.html").is_file()
+    assert [committed[f"punto_banco-{day}"]["seed"] for day in (FIRST, SECOND)] == [20260301, 20260302]
+    assert {run["shoes"] for run in committed.values()} == {SHOES}
+    assert f"punto_banco-{SECOND}" in (home / "report" / "index.html").read_text(encoding="utf-8")
 
-    again = dag_test(airflow, FIRST, bucket, shoes=SHOES)
-    assert again.returncode == 0, again.stderr[-5000:]
-    assert runs(cli, bucket) == committed  # the same runs, at the same Delta versions: no new commit
-    assert "nothing to do" in again.stdout + again.stderr
+    state, printed = dag_test(airflow, FIRST, bucket, shoes=SHOES)
+    assert state == "success" and "nothing to do" in printed, printed[-5000:]
+    assert runs(cli, bucket) == committed  # the same runs at the same Delta versions: no commit
 
     (home / "attempts").unlink()
-    retried = str(bucket).replace("/data", "/retried")
-    failed_once = dag_test(airflow, FIRST, retried, shoes=SHOES)
-    assert failed_once.returncode == 0, failed_once.stderr[-5000:]
-    assert (home / "attempts").read_text() == "xx"  # one failed attempt, one retry
+    retried = bucket.replace("/data", "/retried")
+    state, printed = dag_test(airflow, FIRST, retried, shoes=SHOES)
+    assert state == "success", printed[-5000:]
+    assert (home / "attempts").read_text() == "xx"  # one failed attempt, then its retry
     seen = json.loads((home / "seen.json").read_text())
-    assert seen["status"] == 0 and seen["runs"] == "" and seen["parquet"], seen  # written, nothing visible
+    assert seen["status"] == 0 and seen["runs"] == "" and seen["parquet"], seen  # files written, no run visible
     assert files_of(retried, f"punto_banco-{FIRST}") == files_of(bucket, f"punto_banco-{FIRST}")
 
 
-def files_of(out: str, run_id: str) -> list[tuple[str, str]]:
-    from pipeline.runs import read_run
-    from pipeline.storage import Store
-
-    return sorted((f["table"], f["sha256"]) for f in read_run(Store.parse(out), run_id)["files"])
-
-
-@pytest.mark.parametrize(("params", "message"), [
-    ({"shoes": 0}, "shoes"),
-    ({"rules": "no_such_rules"}, "no_such_rules"),
+@pytest.mark.parametrize(("params", "out", "line"), [
+    ({"shoes": 0}, None, "error: Invalid value for '--shoes': Input should be greater than or equal to 1"),
+    ({"rules": "no_such_rules"}, None, "no_such_rules"),
+    ({}, "ftp://bucket/data", "error: 'ftp://bucket/data': unknown scheme 'ftp:'"),
 ])
-def test_a_bad_param_fails_the_first_task_with_the_cli_s_one_line_message(deployment, bucket, params, message):
+def test_a_bad_param_fails_the_first_task_at_once_with_the_cli_s_one_line_message(deployment, bucket, params, out, line):
     airflow, home = deployment
     (home / "attempts").write_text("xx")
-    done = dag_test(airflow, FIRST, bucket, shoes=SHOES, **params)
-    log = "\n".join(path.read_text() for path in (home / "logs").rglob("task_id=simulate/**/*.log"))
-    assert done.returncode != 0 or "state=failed" in done.stdout + done.stderr
-    assert message in log, log[-3000:]
+    state, printed = dag_test(airflow, SECOND, out or bucket, **{"shoes": SHOES, **params})
+    assert state == "failed" and line in printed, printed[-5000:]
+    assert "simulate: bad input, the job's one line is above; not retried" in printed, printed[-5000:]
+    assert "Spark-Submit cmd" in printed and printed.count("Spark-Submit cmd") == 1  # tried once
+    assert "task_id=marts" not in printed

@@ -10,13 +10,14 @@ per run id, commit that date once. Every step calls the `baccarat` CLI or a job 
 imports the library.
 """
 
+import re
 import subprocess
 import sys
 from datetime import datetime
 
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG, Param, Variable, get_current_context, task
+from airflow.sdk import DAG, Param, Variable, task
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 BAD_INPUT = 2  # the CLI's exit status for bad input: retrying cannot help
 
@@ -53,6 +54,17 @@ class SparkJob(SparkSubmitOperator):
     """SparkSubmitOperator whose connection id is a template too (a Variable here)."""
 
     template_fields = (*SparkSubmitOperator.template_fields, "_conn_id")
+
+    def execute(self, context) -> None:
+        """As SparkSubmitOperator's, except that the job's exit status for bad input fails the task at once:
+        a retry would print the same line again."""
+        try:
+            super().execute(context)
+        except AirflowException as failure:
+            if re.search(rf"Error code is: {BAD_INPUT}\b", str(failure)):
+                message = f"{self.task_id}: bad input, the job's one line is above; not retried"
+                raise AirflowFailException(message) from None
+            raise
 
 
 def spark_job(task_id: str, job: str, arguments: list[str]) -> SparkJob:
