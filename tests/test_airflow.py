@@ -44,9 +44,12 @@ if attempts.read_text() == "x":
 else:  # what a later attempt finds before it starts: the runs committed, and the files written
     runs = subprocess.run([sys.executable, "-m", "pipeline.cli", "runs", "--out", out, "--json"],
                           capture_output=True, text=True)
-    store = Store.parse(out)
-    files = store.filesystem.get_file_info(FileSelector(store.fs_path("rounds"), recursive=True,
-                                                          allow_not_found=True))
+    try:  # a bad --out is the job's to refuse, in its one line
+        store = Store.parse(out)
+        files = store.filesystem.get_file_info(FileSelector(store.fs_path("rounds"), recursive=True,
+                                                              allow_not_found=True))
+    except Exception:
+        files = []
     seen.write_text(json.dumps({{"runs": runs.stdout, "status": runs.returncode,
                                 "parquet": [f.path for f in files if f.path.endswith(".parquet")]}}))
 sys.argv[0] = real
