@@ -336,7 +336,7 @@ def test_an_output_folder_without_runs(cli, tmp_path):
 @pytest.mark.parametrize("kind", ["fifo", "device", "folder", "over the cap"])
 def test_a_count_system_file_that_is_not_a_small_regular_file_is_refused_at_once(analysed, tmp_path, kind):
     """In a process of its own, given 60 s: a FIFO blocked the reader, /dev/zero filled the memory."""
-    from test_user_files import baccarat, one_line_refusal
+    from cli_process import baccarat, one_line_refusal
 
     from pipeline.user_files import CONFIG_FILE_BYTES
 

@@ -3,10 +3,9 @@ regular file, and more than it reads, in one line and promptly; every option tha
 a place no file can go, in one line, writing nothing."""
 
 import os
-import subprocess
-import sys
 
 import pytest
+from cli_process import baccarat, one_line_refusal
 
 from pipeline.cli import ROADS_INPUT_BYTES, main
 from pipeline.user_files import CONFIG_FILE_BYTES
@@ -29,17 +28,6 @@ LIMITS = {"roads input": ROADS_INPUT_BYTES}  # the others read configuration (YA
 
 def with_file(args: list[str], path) -> list[str]:
     return [arg.replace(X, str(path)) for arg in args]
-
-
-def baccarat(args: list[str], cwd) -> subprocess.CompletedProcess:
-    """`baccarat ARGS` in a process of its own, given 60 s: a read that blocks or never ends fails the test."""
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
-                          timeout=60, cwd=cwd, env=os.environ | {"BACCARAT_LOG_DIR": str(cwd)})
-
-
-def one_line_refusal(status: int, out: str, err: str, message: str) -> None:
-    assert status == 2 and out == "", (status, out, err)
-    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
 
 
 @pytest.mark.parametrize("option", READERS)

@@ -1,0 +1,16 @@
+"""`baccarat` in a process of its own, for the tests of both tiers that must survive a read that blocks."""
+
+import os
+import subprocess
+import sys
+
+
+def baccarat(args: list[str], cwd) -> subprocess.CompletedProcess:
+    """`baccarat ARGS` in a process of its own, given 60 s: a read that blocks or never ends fails the test."""
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True,
+                          timeout=60, cwd=cwd, env=os.environ | {"BACCARAT_LOG_DIR": str(cwd)})
+
+
+def one_line_refusal(status: int, out: str, err: str, message: str) -> None:
+    assert status == 2 and out == "", (status, out, err)
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
