@@ -64,6 +64,21 @@ def test_each_broken_link_or_unknown_command_is_one_line_naming_the_place(cli, r
     ]
 
 
+def test_stale_test_paths_in_docs_are_one_line_each(cli, repository):
+    (repository / "tests" / "unit").mkdir(parents=True)
+    (repository / "tests" / "unit" / "test_risk.py").write_text("", encoding="utf-8")
+    (repository / "docs" / "moved.md").write_text(
+        "# Moved\n\nThe tests (tests/test_risk.py) and tests/unit/test_risk.py, `tests/test_serving.py`;\n"
+        "[tests/gone.py](../tests/gone.py) is a link.\n", encoding="utf-8")
+    status, out, err = check(cli, repository)
+    assert status == 2 and out == ""
+    assert err.splitlines() == [
+        "error: docs/moved.md:3: tests/test_risk.py: no such file in the repository",
+        "error: docs/moved.md:3: tests/test_serving.py: no such file in the repository",
+        "error: docs/moved.md:4: link ../tests/gone.py: no such file in the repository",
+    ]
+
+
 def test_the_readme_is_checked_too(cli, repository):
     (repository / "README.md").write_text("# Top\n\nSee [the guide](docs/guid.md).\n", encoding="utf-8")
     status, _, err = check(cli, repository)
