@@ -106,7 +106,7 @@ def run_simulate(shoes: int, out: str, workdir: Path) -> dict:
 
 
 def job_seconds(record: dict) -> float:
-    """Seconds between job.run starting (Spark already up) and the rounds and shoes commits, from the
+    """Seconds between jobs.run_job starting (Spark already up) and the rounds and shoes commits, from the
     runs row (the row's own commit, last, is not in it)."""
     started, ended = (datetime.fromisoformat(record[k]) for k in ("started_at", "ended_at"))
     return (ended - started).total_seconds()
@@ -171,8 +171,8 @@ def main() -> None:
 def simulate_line(shoes: int, sim: dict, where: str = "") -> str:
     rounds, in_job = sim["record"]["rounds"], job_seconds(sim["record"])
     return (f"baccarat simulate{where}:  {shoes:,} shoes  {rounds:,} rounds  {sim['seconds']:.1f} s wall "
-            f"({sim['seconds'] - in_job:.1f} s before job.run: start-up and Spark session; "
-            f"{in_job:.1f} s in job.run: tasks and commits; {rounds / sim['seconds'] / 1e6:.2f}M rounds/s)")
+            f"({sim['seconds'] - in_job:.1f} s before jobs.run_job: start-up and Spark session; "
+            f"{in_job:.1f} s in jobs.run_job: tasks and commits; {rounds / sim['seconds'] / 1e6:.2f}M rounds/s)")
 
 
 def memory_verdict(peaks: dict) -> str:

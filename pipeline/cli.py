@@ -18,7 +18,7 @@ from rich.console import Console
 from pipeline import risk as risk_model
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.composition import job as composition_job
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, PipelineError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games import banque
 from pipeline.games.banque_counts import rule_set_value as banque_value_document
@@ -33,14 +33,16 @@ from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cel
 from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
 from pipeline.marts.publish import check_warehouse_target, drop_marts, publish_warehouse, write_marts
 from pipeline.marts.warehouse import open_warehouse
+from pipeline.jobs import already_committed, run_job
 from pipeline.repair import repair_data_tables, repair_logs, verify_store
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.render import TextTable, show
-from pipeline.runs import DamagedRun, check_run_id, read_run, read_runs
+from pipeline.runs import RUN_TABLES, check_run_id, read_run, read_runs
 from pipeline.schemas import contract
 from pipeline.simulate import job
+from pipeline.simulate import banque as banque_job
 from pipeline.simulate.banque import TABLE as BANQUE_TABLE
-from pipeline.simulate.banque import BanqueRun, write_run
+from pipeline.simulate.banque import BanquePlan, BanqueRun
 from pipeline.spark import spark_session
 from pipeline.storage import MIN_RETENTION_HOURS, Store
 
@@ -361,7 +363,7 @@ def simulate(
     Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
     rule_set = load_rule_set(rules)
     if rule_set.two_hands is not None:
-        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, master, player_strategy,
+        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, master, partitions, player_strategy,
                                 banker_strategy, banker_policy, decks)
     if decks is not None or banker_policy is not None:
         raise BaccaratError("--decks and --banker-policy are for baccarat banque (--rules banque)")
@@ -374,9 +376,8 @@ def simulate(
     plan = job.Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
     for line in repair_data_tables(out) if overwrite else ():
         print(line)
-    existing = job.prepare(plan, overwrite)
     replacing = overwrite and read_run(out, run_id) is not None
-    if existing is not None:
+    if already_committed(plan, overwrite):
         print(f"run {run_id!r} is already committed with these parameters in {out}: nothing to do")
         return run_id
     started = time.monotonic()
@@ -385,7 +386,7 @@ def simulate(
         plan = replace(plan, partitions=job.default_partitions(shoes, spark.sparkContext.defaultParallelism))
     reporter = Reporter(f"simulate {run_id}", shoes, live=sys.stdout.isatty())
     try:
-        record = job.run(spark, plan, reporter)
+        record = run_job(spark, plan, reporter)
     finally:
         reporter.close()
     _summary(record, out, time.monotonic() - started)
@@ -395,28 +396,31 @@ def simulate(
 
 
 def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
-                     master: str | None, player_strategy: str | None, banker_strategy: str | None,
-                     banker_policy: str | None, decks) -> str:
+                     master: str | None, partitions: int | None, player_strategy: str | None,
+                     banker_strategy: str | None, banker_policy: str | None, decks) -> str:
     _no_banque_banker_strategy(banker_strategy)
     run = BanqueRun.of(run_id, rule_set, decks, banque.load_policy(banker_policy or banque.DEFAULT_POLICY),
                        banque.player_strategies(rule_set, player_strategy), seed, shoes)
     check_run_id(run.run_id)
-    out.check_writable()
-    for line in repair_logs(out, [BANQUE_TABLE]) if overwrite else ():
-        print(f"{line}: deal the other runs it held again")
-    started = time.monotonic()
-    spark = spark_session(master, f"baccarat simulate {run.run_id}")
-    reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
-    try:
-        rounds, version = write_run(spark, run, out, overwrite, reporter)
-    finally:
-        reporter.close()
-    if version is None:
+    plan = BanquePlan(run, out.check_writable(), partitions)
+    for line in repair_data_tables(out) if overwrite else ():
+        print(line)
+    if already_committed(plan, overwrite):
         print(f"run {run.run_id!r} is already committed with these parameters in {out.location(BANQUE_TABLE)}: "
               "nothing to do")
         return run.run_id
-    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {rounds:,} rounds in "
-          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} version {version}")
+    started = time.monotonic()
+    spark = spark_session(master, f"baccarat simulate {run.run_id}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=banque_job.default_partitions(shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(f"simulate {run.run_id}", shoes, live=sys.stdout.isatty())
+    try:
+        result = run_job(spark, plan, reporter)
+    finally:
+        reporter.close()
+    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result['rounds']:,} rounds in "
+          f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} "
+          f"version {result['versions'][BANQUE_TABLE]}")
     return run.run_id
 
 
@@ -439,7 +443,7 @@ def composition(
     out.check_writable()
     for line in repair_logs(out, [composition_job.ROUND_EV]):
         print(f"{line}: compute the round_ev rows of the other runs it held again")
-    if composition_job.is_committed(plan):
+    if already_committed(plan, overwrite=False):
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
         return
@@ -450,7 +454,7 @@ def composition(
             plan.shoes, spark.sparkContext.defaultParallelism))
     reporter = Reporter(f"composition {run_id}", plan.shoes, live=sys.stdout.isatty())
     try:
-        result = composition_job.run(spark, plan, reporter)
+        result = run_job(spark, plan, reporter)
     finally:
         reporter.close()
     seconds = time.monotonic() - started
@@ -627,9 +631,6 @@ def sql(
         return 0
 
 
-DICTIONARY_BYTES = 1 << 20
-
-
 @app.command()
 def docs(
     path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
@@ -682,12 +683,12 @@ def runs(
         for record in records:
             print(json.dumps({key: value for key, value in record.items() if key not in ("files", "parameters")}))
         return
-    table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds",
-                      "versions (rounds, shoes)", "started", "ended"),
-                      left=frozenset({"run id", "rules", "versions (rounds, shoes)", "started", "ended"}))
+    versions = "versions (rounds, shoes or banque_rounds)"
+    table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", versions, "started",
+                      "ended"), left=frozenset({"run id", "rules", versions, "started", "ended"}))
     for r in records:
         table.add(r["run_id"], r["rules"], str(r["seed"]), f"{r['shoes']:,}", f"{r['rounds']:,}",
-                  f"{r['versions']['rounds']}, {r['versions']['shoes']}", r["started_at"], r["ended_at"])
+                  ", ".join(map(str, r["versions"].values())), r["started_at"], r["ended_at"])
     show(table)
 
 
@@ -720,7 +721,8 @@ def vacuum(
 ) -> None:
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
-    keep = {table: [r["versions"][table] for r in read_runs(out.check_readable())] for table in ("rounds", "shoes")}
+    records = read_runs(out.check_readable())
+    keep = {table: [r["versions"][table] for r in records if table in r["versions"]] for table in RUN_TABLES}
     for table in out.tables():
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"
@@ -781,12 +783,9 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
-    except (job.SimulationFailed, composition_job.CompositionFailed, DamagedRun) as error:  # the world failed
+    except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
         print(f"error: {error}", file=sys.stderr)
-        return 1
-    except BaccaratError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_status
     if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
         print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0

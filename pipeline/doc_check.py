@@ -13,6 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pipeline.dictionary import data_dictionary
+from pipeline.errors import BaccaratError
+from pipeline.user_files import read_text
+
+DICTIONARY_BYTES = 1 << 20  # the dictionary is about 40 KB
 
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # https:, mailto:, ...
@@ -36,9 +40,13 @@ def document_problems(dictionary: Path, commands: Iterable[str]) -> list[str]:
 
 
 def _dictionary_problems(dictionary: Path) -> list[str]:
-    if not dictionary.is_file():
-        return [f"{dictionary} does not exist (or is not a file): run `baccarat docs --path {dictionary}`"]
-    if dictionary.read_text(encoding="utf-8") != data_dictionary():
+    if not dictionary.exists():
+        return [f"{dictionary} does not exist: run `baccarat docs --path {dictionary}`"]
+    try:
+        text = read_text(dictionary, "--path", DICTIONARY_BYTES, "Markdown file")
+    except BaccaratError as error:  # a folder, a FIFO, a device, a file over the cap: never read
+        return [str(error)]
+    if text != data_dictionary():
         return [f"{dictionary} is out of date with schemas/: run `baccarat docs`"]
     return []
 

@@ -1,5 +1,19 @@
-"""The one exception type for bad input; the CLI prints it as a one-line error."""
+"""The errors a user sees as one line, and the exit status each means: bad input (2), or a failure of
+the world: I/O, Spark, a store, a commit (1)."""
 
 
-class BaccaratError(Exception):
-    """Bad input (config, arguments, files): the message is shown to the user as it is."""
+class PipelineError(Exception):
+    """A one-line error for the user: the message is shown as it is, and the command exits exit_status."""
+
+    exit_status = 1
+
+
+class BaccaratError(PipelineError):
+    """Bad input (config, arguments, files): exit status 2."""
+
+    exit_status = 2
+
+
+class WorldFailure(PipelineError):
+    """The world failed the work, not its input (a full disk, a store that refuses or fails an operation,
+    a failed Spark task or commit): exit status 1."""

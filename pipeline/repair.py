@@ -6,8 +6,8 @@ import shlex
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.runs import (DATA_TABLES, RUNS, DamagedRun, contract_problem, read_run, read_runs, repair_command,
-                           run_files, run_problems, transaction, uncommitted, written_run)
+from pipeline.runs import (RUN_TABLES, RUNS, contract_problem, read_runs, repair_command, run_files, run_problems,
+                           transaction, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store
 
@@ -17,21 +17,19 @@ ROUND_EV = contract("round_ev").table
 def _table_repair(store: Store, table: str) -> str:
     """The command that repairs a table's damaged log (docs/repair.md)."""
     out = shlex.quote(store.uri)
-    if table in (*DATA_TABLES, RUNS):
-        return f"baccarat simulate ... --overwrite --out {out} with the parameters of any run in it"
     if table == ROUND_EV:
         return f"baccarat composition --run-id RUN --out {out} for each run it held"
     if table.startswith("marts/"):
         return f"baccarat marts --out {out}"
-    return f"baccarat simulate --rules banque ... --overwrite --out {out} for each run it held"
+    return f"baccarat simulate ... --overwrite --out {out} with the parameters of any run in it"
 
 
 def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list[str]:
-    """A table's damaged log, or the committed files of a table no runs row lists (round_ev, marts,
-    banque_rounds) that are missing or of another size than the log records."""
+    """A table's damaged log, or the committed files of a table no runs row lists (round_ev, marts) that
+    are missing or of another size than the log records."""
     try:
         held = store.run_ids(table)
-        if table in DATA_TABLES:
+        if table in RUN_TABLES:
             return []  # their files are checked against the runs rows
         files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held))
     except StorageError as error:
@@ -100,14 +98,15 @@ def _restore_runs_rows(store: Store) -> list[str]:
 
 
 def repair_data_tables(store: Store) -> list[str]:
-    """Set aside the damaged part of the logs of rounds, shoes and runs, commit again the runs rows they
-    lost, then every run's rounds and shoes that its row lists, where the table no longer holds them
-    and they all verify (their size and SHA-256); returns a line for each thing done."""
-    done = repair_logs(store, list(DATA_TABLES))
+    """Set aside the damaged part of the logs of rounds, shoes, banque_rounds and runs, commit again the
+    runs rows they lost, then every run's files of each table its row lists (rounds and shoes, or
+    banque_rounds), where the table no longer holds them and they all verify (their size and SHA-256);
+    returns a line for each thing done."""
+    done = repair_logs(store, list(RUN_TABLES))
     if runs_log := repair_logs(store, [RUNS]):
         done += runs_log + _restore_runs_rows(store)
     for run in read_runs(store):
-        for table in DATA_TABLES:
+        for table in run["versions"]:
             if uncommitted(store, run, table) and not run_problems(store, _only(run, table), checksums=True,
                                                                    committed=False):
                 store.commit_partition(table, run["run_id"], run_files(run, table),
@@ -118,20 +117,3 @@ def repair_data_tables(store: Store) -> list[str]:
 
 def _only(run: dict, table: str) -> dict:
     return run | {"files": run_files(run, table)}
-
-
-def existing_run(store: Store, run_id: str, parameters: dict, overwrite: bool) -> dict | None:
-    """The committed run `run_id`, for a job about to deal it: None when there is none or (with
-    `overwrite`) when it is damaged, so that it is dealt again (its tables' damaged logs are repaired
-    before, by repair_data_tables). Without `overwrite`, a damaged run with these parameters is
-    DamagedRun naming the repair command; its files' sizes and contracts are checked, not their checksums."""
-    try:
-        run = read_run(store, run_id)
-    except StorageError as error:
-        raise DamagedRun(f"{error}; repair: the same command with --overwrite (docs/repair.md)") from None
-    if run is None or run["parameters"] != parameters:
-        return run
-    problems = run_problems(store, run, checksums=overwrite)
-    if problems and not overwrite:
-        raise DamagedRun(f"{problems[0]}; repair: {repair_command(store, run)}")
-    return None if problems else run

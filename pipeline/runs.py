@@ -20,6 +20,9 @@ from pipeline.storage import StorageError, Store, first_line
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
+BANQUE_ROUNDS = "banque_rounds"
+RUN_TABLES = (*DATA_TABLES, BANQUE_ROUNDS)  # the tables a run's rows may be in, each with its version in `runs`
+BANQUE_PARAMETERS = ("decks", "rounds_per_stream", "banker_policy", "player_strategies")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
@@ -48,9 +51,11 @@ def commit_run(store: Store, run: dict) -> None:
         "partitions": run["partitions"], "software_version": run["software_version"],
         "spark_master": run["spark_master"], "started_at": datetime.fromisoformat(run["started_at"]),
         "ended_at": datetime.fromisoformat(run["ended_at"]),
-        "rounds_version": run["versions"]["rounds"], "shoes_version": run["versions"]["shoes"],
+        **{f"{table}_version": run["versions"].get(table) for table in RUN_TABLES},
         "files": json.dumps(run["files"]),
         "strategies": json.dumps(run["parameters"]["strategies"]) if "strategies" in run["parameters"] else None,
+        "banque": json.dumps({key: run["parameters"][key] for key in BANQUE_PARAMETERS})
+        if BANQUE_ROUNDS in run["versions"] else None,
     }
     schema = contract(RUNS).arrow()
     name = f"run-{transaction(run)[1]}.parquet"
@@ -76,6 +81,8 @@ def _record(row: dict) -> dict:
         parameters = {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]}
         if row.get("strategies") is not None:
             parameters["strategies"] = json.loads(row["strategies"])
+        if row.get("banque") is not None:
+            parameters |= json.loads(row["banque"])
         return {
             "run_id": row["run_id"],
             "parameters": parameters,
@@ -85,7 +92,8 @@ def _record(row: dict) -> dict:
             "partitions": row["partitions"], "software_version": row["software_version"],
             "spark_master": row["spark_master"], "started_at": row["started_at"].isoformat(),
             "ended_at": row["ended_at"].isoformat(),
-            "versions": {"rounds": row["rounds_version"], "shoes": row["shoes_version"]},
+            "versions": {table: row[f"{table}_version"] for table in RUN_TABLES
+                         if row.get(f"{table}_version") is not None},
             "files": _files(row["files"]),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -109,7 +117,7 @@ def written_run(store: Store, run_id: str, path: str) -> dict | None:
     try:
         rows = store.read_file_rows(path).to_pylist()
         return _record(rows[0] | {"run_id": run_id}) if len(rows) == 1 else None
-    except BaccaratError:
+    except (BaccaratError, StorageError):
         return None
 
 
@@ -118,15 +126,20 @@ def read_committed_run(store: Store, run_id: str) -> tuple[dict, RuleSet]:
     record = read_run(store, run_id)
     if record is None:
         raise BaccaratError(f"unknown run id {run_id!r}: no row in {store.location(RUNS)}")
+    if BANQUE_ROUNDS in record["versions"]:
+        raise BaccaratError(f"run {run_id!r} is a baccarat banque run, in {store.location(BANQUE_ROUNDS)}: the marts, "
+                            "the report and the composition read one-hand rounds")
     try:
         return record, RuleSet.model_validate(record["parameters"]["rules"])
     except ValidationError as error:
         raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
 
 
-def committed_runs(store: Store) -> list[str]:
-    """Run ids with a row in `runs`, sorted; runs without one do not exist."""
-    return sorted(store.run_ids(RUNS))
+def committed_runs(store: Store, table: str = "rounds") -> list[str]:
+    """Run ids with a row in `runs` whose rows are in `table` (rounds: one-hand runs), sorted; runs
+    without a row do not exist."""
+    rows = store.read_rows(RUNS, columns=["run_id", f"{table}_version"])
+    return sorted(row["run_id"] for row in rows.to_pylist() if row[f"{table}_version"] is not None) if rows else []
 
 
 def run_files(run: dict, table: str) -> list[dict]:
@@ -142,8 +155,13 @@ def repair_command(store: Store, run: dict) -> str:
     """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
     words = ["baccarat", "simulate", "--rules", run["rules"], "--seed", str(run["seed"]), "--shoes", str(run["shoes"]),
              "--partitions", str(run["partitions"]), "--run-id", run["run_id"], "--out", store.uri]
-    if strategies := run["parameters"].get("strategies"):
+    parameters = run["parameters"]
+    if strategies := parameters.get("strategies"):
         words += ["--player-strategy", strategies["player"]["name"], "--banker-strategy", strategies["banker"]["name"]]
+    if BANQUE_ROUNDS in run["versions"]:
+        words += ["--decks", str(parameters["decks"] or "infinite"), "--banker-policy",
+                  parameters["banker_policy"]["name"], "--player-strategy",
+                  ",".join(strategy["name"] for strategy in parameters["player_strategies"])]
     return shlex.join([*words, "--overwrite"])
 
 
@@ -180,10 +198,10 @@ def uncommitted(store: Store, run: dict, table: str) -> str | None:
 
 
 def run_problems(store: Store, run: dict, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
-    """What is wrong with a committed run's rounds and shoes, a line each: tables that do not hold the
-    files its row lists (unless `committed` is False), files missing or of another size, failing their
-    SHA-256 (every file, or the paths in `checksums`) or their contract."""
-    problems = [why for table in DATA_TABLES if committed and (why := uncommitted(store, run, table))]
+    """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: tables
+    that do not hold the files its row lists (unless `committed` is False), files missing or of another
+    size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
+    problems = [why for table in run["versions"] if committed and (why := uncommitted(store, run, table))]
     files = run["files"]
     sound = []
     for entry, size in zip(files, store.file_sizes([f["path"] for f in files])):

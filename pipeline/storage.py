@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pipeline.atomic import TEMPORARY_PREFIX
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, WorldFailure
 
 OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
 STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
@@ -42,10 +43,16 @@ TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _S3_TIMEOUTS = {"connect_timeout": 5, "request_timeout": 60}
+# The variables each store's settings and credentials come from (see _s3_settings and _aws_environment).
+_SETTINGS_VARIABLES = {
+    "s3": ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+           "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP"),
+    "az": ("AZURE_STORAGE_ACCOUNT_NAME",),
+}
 DELTA_TIMEOUTS = {"timeout": "120s", "connect_timeout": "5s", "max_retries": "3", "retry_timeout": "30s"}
 
 
-class StorageError(BaccaratError):
+class StorageError(WorldFailure):
     """The store refused or failed an operation (missing bucket, refused credentials, I/O)."""
 
 
@@ -249,7 +256,7 @@ class Store:
                                f"{error.strerror or error}") from None
         for entry in entries:
             if not (entry.is_file() or entry.is_dir()):
-                raise StorageError(f"{entry.path} is not a regular file (a FIFO, a socket, a device or a broken "
+                raise BaccaratError(f"{entry.path} is not a regular file (a FIFO, a socket, a device or a broken "
                                    f"link): the log of table {table!r} may hold only files; move it away")
 
     @contextlib.contextmanager
@@ -270,17 +277,18 @@ class Store:
         `job` (the writing job's tag) and renamed; for an object store it is kept in memory and
         uploaded whole when complete, so a failed attempt publishes nothing (closing an object-store
         stream would publish what was written so far). Nothing reads it before a commit adds it."""
-        target = self.fs_path(table, f"{PARTITION}={run_id}", name)
+        relative = f"{table}/{PARTITION}={run_id}/{name}"
+        target = self.fs_path(relative)
         folder, _, base = target.rpartition("/")
         if not self.is_local:
-            stream = HashingStream(io.BytesIO())
+            stream = HashingStream(io.BytesIO(), relative)
             yield stream
             with self.filesystem.open_output_stream(target) as upload:
                 upload.write(stream.contents())
             return
         written = f"{folder}/{TEMPORARY_PREFIX}{base}.{job}.{uuid.uuid4().hex}.tmp"
         self.filesystem.create_dir(folder, recursive=True)
-        stream = HashingStream(self.filesystem.open_output_stream(written))
+        stream = HashingStream(self.filesystem.open_output_stream(written), relative)
         try:
             yield stream
             stream.close()
@@ -320,6 +328,23 @@ class Store:
         with self._errors("is not readable"):
             found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
         return [info.size if info.type == pafs.FileType.File else None for info in found]
+
+    def settings_names(self) -> list[str]:
+        """The environment variables this process takes the store's settings and credentials from
+        (names only: their values never leave the process)."""
+        return [name for name in _SETTINGS_VARIABLES.get(self.scheme, ()) if os.environ.get(name)]
+
+    def check_reachable_here(self, names: list[str]) -> None:
+        """Inside a task: the variables `names` that the driver takes the store's settings from are set
+        here too, and OUT answers; else an OSError naming what is missing, before anything is written."""
+        host = socket.gethostname()
+        if missing := [name for name in names if not os.environ.get(name)]:
+            raise PermissionError(f"the executor on {host} lacks {', '.join(missing)}, which the driver uses for "
+                                  f"{self.uri}: give them to the executors (spark.executorEnv.NAME)")
+        try:
+            self.filesystem.get_file_info(self.fs_path())
+        except OSError as error:
+            raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: {first_line(error)}") from None
 
     def reader_path(self, relative: str) -> str:
         """The path of a file under OUT as pyarrow's filesystem, DuckDB and polars take it."""
@@ -444,17 +469,24 @@ class Store:
         with self._errors(f"cannot read {self.location(path)}"):
             return pq.read_table(self.fs_path(path), filesystem=self.filesystem)
 
-    def read_rows(self, table: str, run_ids: list[str] | None = None) -> pa.Table | None:
-        """The rows of a table (of the runs in `run_ids`, default all), or None when it does not exist."""
+    def read_rows(self, table: str, run_ids: list[str] | None = None, columns: list[str] | None = None
+                  ) -> pa.Table | None:
+        """The rows of a table (of the runs in `run_ids`, default all; the `columns` it has of those
+        named, default all), or None when it does not exist."""
         delta = self.delta_table(table)
         if delta is None:
             return None
+        held = pa.schema(delta.schema().to_arrow()).names
         # Read through this store's own filesystem: deltalake's default one is Python code whose buffers
         # Arrow's threads may release after the read returns, which aborts an interpreter that is exiting.
         table_files = pafs.SubTreeFileSystem(self.fs_path(table), self.filesystem)
         with self._errors(f"table {table!r} is not readable"):
-            return delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None,
+            rows = delta.to_pyarrow_table(filters=[(PARTITION, "in", run_ids)] if run_ids else None,
+                                          columns=[c for c in columns if c in held] if columns else None,
                                           filesystem=table_files)
+        for name in (c for c in columns or () if c not in held):  # a column newer than the table: null
+            rows = rows.append_column(name, pa.nulls(rows.num_rows))
+        return rows
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
                          transaction: tuple[str, int]) -> int:
@@ -518,7 +550,7 @@ class Store:
         with self._errors("is not writable"), self.create_file(table, run_id, name) as stream:
             pq.write_table(rows.drop_columns([c for c in rows.column_names if c == PARTITION]), stream,
                            compression="zstd")
-        file = {"path": f"{table}/{PARTITION}={run_id}/{name}", "size": stream.size, "rows": rows.num_rows}
+        file = {"path": stream.path, "size": stream.size, "rows": rows.num_rows}
         return self.commit_partition(table, run_id, [file], schema, transaction)
 
     def tables(self) -> list[str]:
@@ -548,11 +580,13 @@ class Store:
 
 
 class HashingStream(io.RawIOBase):
-    """An output stream whose SHA-256 and size are known when it is closed, without reading it back."""
+    """An output stream whose SHA-256 and size are known when it is closed, without reading it back;
+    `path`: the file's path under OUT."""
 
-    def __init__(self, sink):
+    def __init__(self, sink, path: str):
         super().__init__()
         self._sink = sink
+        self.path = path
         self.digest = hashlib.sha256()
         self.size = 0
 

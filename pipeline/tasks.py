@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 
 from pipeline import progress
 from pipeline.spark import SPARK_LOG_FILE
-from pipeline.storage import PARTITION
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
 
@@ -35,24 +34,30 @@ def part_name(first: int, last: int, key: str) -> str:
     return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
 
 
-def write_file(out, table: str, run_id: str, name: str, job: str, batches: Iterable[tuple[int, pa.Table]],
-               report_batch: Callable[[int, int], None]) -> dict:
-    """One new Parquet file OUT/<table>/run_id=<run>/<name> (job: the writing job's tag) holding the
-    tables `batches` yields with the shoes done so far; report_batch(shoes, rows) after each.
-    Returns the file's path under OUT, size and rows. Runs inside a Spark task."""
-    rows, writer = 0, None
-    with out.create_file(table, run_id, name, job) as stream:
+def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
+                batches: Iterable[tuple[int, tuple[pa.Table, ...]]], report_batch: Callable[[int, int], None],
+                **options) -> list[dict]:
+    """One new Parquet file OUT/<table>/run_id=<run>/<name> per table of `tables` (job: the writing
+    job's tag), holding the tables `batches` yields, one per file, with the shoes done so far; `options`
+    go to pyarrow's ParquetWriter. report_batch(shoes, rows of the first table) after each batch.
+    Returns each file's table, path under OUT, rows, size and SHA-256. Runs inside a Spark task."""
+    rows, writers = dict.fromkeys(tables, 0), {}
+    with contextlib.ExitStack() as files:
+        streams = {table: files.enter_context(out.create_file(table, run_id, name, job)) for table in tables}
         try:
-            for shoes_done, data in batches:
-                writer = writer or pq.ParquetWriter(stream, data.schema, compression="zstd")
-                writer.write_table(data)
-                rows += data.num_rows
-                report_batch(shoes_done, rows)
+            for shoes_done, parts in batches:
+                for table, data in zip(tables, parts, strict=True):
+                    if table not in writers:
+                        writers[table] = pq.ParquetWriter(streams[table], data.schema, **options)
+                    writers[table].write_table(data)
+                    rows[table] += data.num_rows
+                report_batch(shoes_done, rows[tables[0]])
         finally:
-            if writer is not None:
-                with contextlib.suppress(Exception):  # after a failure, without masking it
+            for writer in writers.values():  # after a failure (a full disk fails the close too), without masking it
+                with contextlib.suppress(Exception):
                     writer.close()
-    return {"path": f"{table}/{PARTITION}={run_id}/{name}", "size": stream.size, "rows": rows}
+    return [{"table": table, "path": streams[table].path, "rows": rows[table], "size": streams[table].size,
+             "sha256": streams[table].digest.hexdigest()} for table in tables]
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)

@@ -1,12 +1,9 @@
-"""The composition job: Spark schedules ranges of a committed run's shoes as tasks; each task reads its
-shoes' rows from the run's committed rounds and shoes files, computes the unseen composition before
-every round, each bet's exact EV and each count system's counts, and writes one Parquet file; the
-driver commits every file to OUT/round_ev in one Delta transaction, in place of the run's earlier rows.
+"""The composition job, on the job skeleton (pipeline.jobs): Spark schedules ranges of a committed
+run's shoes as tasks; each task reads its shoes' rows from the run's committed rounds and shoes files,
+computes the unseen composition before every round, each bet's exact EV and each count system's
+counts, and writes one Parquet file; the driver commits every file to OUT/round_ev in one Delta transaction, in place of the run's earlier rows.
 """
 
-import hashlib
-import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,19 +16,16 @@ from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
+from pipeline.jobs import Written, content_key, new_tag
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import check_run, read_committed_run, run_files
 from pipeline.schemas import contract
-from pipeline.storage import StorageError, Store
-from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_file
+from pipeline.storage import Store
+from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 ROUND_EV = "round_ev"
 SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes
 SHOES_PER_TASK = 10_000  # the exact EVs cost far more per shoe than dealing: smaller tasks than simulate's
-
-
-class CompositionFailed(BaccaratError):
-    """round_ev could not be written (a task's or the commit's OSError): nothing was committed."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +36,15 @@ class Plan:
     counts: tuple[CountSystem, ...]
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
-    job: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # tags this job's temporary files
+    job: str = field(default_factory=new_tag)  # tags this job's temporary files
+    tables = (ROUND_EV,)
+    application = "baccarat-composition"
+    in_runs = False
+    overwrite_needed = False  # the rows describe the run: other shoes or count systems replace them
+
+    @property
+    def what(self) -> str:
+        return f"round_ev of run {self.run_id!r}"
 
     @property
     def run_id(self) -> str:
@@ -59,13 +61,22 @@ class Plan:
     def ranges(self) -> list[tuple[int, int]]:
         return shoe_ranges(self.shoes, self.partitions)
 
-    def content_key(self) -> str:
-        """Part of every file name: the rows depend on the run's parameters, the shoes and the count
-        systems alone, so files of equal keys hold equal rows whatever the partitions."""
-        content = {"run": self.run["parameters"], "shoes": self.shoes,
-                   "counts": [system.model_dump(mode="json") for system in self.counts]}
-        return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
+    def parameters(self) -> dict:
+        """The rows depend on the run's parameters, the shoes and the count systems alone, so files of
+        equal content keys hold equal rows whatever the partitions."""
+        return {"run": self.run["parameters"], "shoes": self.shoes,
+                "counts": [system.model_dump(mode="json") for system in self.counts]}
 
+    def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
+        return write_range(self, first, last, report_batch)
+
+    def table_schema(self, table: str) -> pa.Schema:
+        return table_schema(self)
+
+    def result(self, written: Written) -> dict:
+        return {"run_id": self.run_id, "shoes": self.shoes, "rounds": sum(f["rows"] for f in written.files),
+                "files": written.files, "version": written.versions[ROUND_EV], "counts": list(self.count_names),
+                "partitions": len(written.results)}
 
 
 def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, partitions: int | None = None) -> Plan:
@@ -78,12 +89,6 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     systems = count_systems_for(rule_set, counts)
     check_run(out, run)
     return Plan(run, rule_set, shoes or run["shoes"], systems, out, partitions)
-
-
-def is_committed(plan: Plan) -> bool:
-    """The run's round_ev rows are those this plan would write (a rerun is a no-op)."""
-    held = plan.out.partition_files(ROUND_EV, plan.run_id)
-    return bool(held) and all(f["path"].endswith(f"-{plan.content_key()}.parquet") for f in held)
 
 
 def _shoe_rows(plan: Plan, table: str, columns: tuple[str, ...], first: int, last: int) -> pa.Table:
@@ -117,12 +122,13 @@ def write_range(plan: Plan, first: int, last: int,
     def batches():
         for start in range(first, last, SHOES_PER_BATCH):
             stop = min(start + SHOES_PER_BATCH, last)
-            yield stop - first, round_ev_rows(plan, _shoe_rows(plan, "rounds", ROUND_COLUMNS, start, stop),
-                                              _shoe_rows(plan, "shoes", SHOE_COLUMNS, start, stop))
+            yield stop - first, (round_ev_rows(plan, _shoe_rows(plan, "rounds", ROUND_COLUMNS, start, stop),
+                                               _shoe_rows(plan, "shoes", SHOE_COLUMNS, start, stop)),)
 
-    name = part_name(first, last, plan.content_key())
-    return write_file(plan.out, ROUND_EV, plan.run_id, name, plan.job, batches(), report_batch) | {
-        "first_shoe": first, "last_shoe": last - 1}
+    name = part_name(first, last, content_key(plan.parameters()))
+    files = write_files(plan.out, plan.run_id, name, plan.job, plan.tables, batches(), report_batch,
+                        compression="zstd")
+    return {"first_shoe": first, "last_shoe": last - 1, "files": files}
 
 
 def table_schema(plan: Plan) -> pa.Schema:
@@ -143,32 +149,9 @@ def drop_round_ev(out: Store, run_id: str) -> bool:
         return False
     schema = pa.schema(out.delta_table(ROUND_EV).schema().to_arrow())
     out.commit_partition(ROUND_EV, run_id, [], schema,
-                         (f"baccarat-composition:{run_id}", int(datetime.now(UTC).timestamp() * 1000)))
+                         (f"{Plan.application}:{run_id}", int(datetime.now(UTC).timestamp() * 1000)))
     return True
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:
     return partitions_for(shoes, parallelism, SHOES_PER_TASK)
-
-
-def run(spark, plan: Plan, on_progress: Callable[[int, int], None] | None = None) -> dict:
-    """Compute every range as a Spark task, then commit; returns what was committed.
-
-    on_progress(shoes_done, rounds_done) is called on the driver about ten times a second.
-    """
-    started = int(datetime.now(UTC).timestamp() * 1000)
-    ranges = plan.ranges()
-    files = run_ranges(
-        spark.sparkContext, ranges, lambda first, last, report_batch: write_range(plan, first, last, report_batch),
-        lambda result: result["rows"], on_progress,
-        lambda message: CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: a task failed "
-                                          f"writing under {plan.out}: {message}"))
-    plan.out.remove_temporaries(ROUND_EV, plan.run_id, plan.job)
-    files.sort(key=lambda f: f["first_shoe"])
-    try:
-        version = plan.out.commit_partition(ROUND_EV, plan.run_id, files, table_schema(plan),
-                                            (f"baccarat-composition:{plan.run_id}", started))
-    except StorageError as error:
-        raise CompositionFailed(f"round_ev of run {plan.run_id!r} was not committed: {error}") from None
-    return {"run_id": plan.run_id, "shoes": plan.shoes, "rounds": sum(f["rows"] for f in files),
-            "files": files, "version": version, "counts": list(plan.count_names), "partitions": len(ranges)}

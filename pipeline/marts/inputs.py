@@ -139,7 +139,7 @@ def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:
     for run_id in committed:
         try:
             runs.append(load_run(out, run_id))
-        except BaccaratError as error:
+        except (BaccaratError, DamagedRun) as error:  # DamagedRun is a failure of the world, not bad input
             others = " ".join(f"--run-id {other}" for other in committed if other != run_id)
             kind = DamagedRun if isinstance(error, DamagedRun) else BaccaratError
             raise kind(f"{error} (the other runs build with {others})" if others else str(error)) from None

@@ -19,7 +19,7 @@ from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
 from pipeline.marts.warehouse import journal, sql_list, sql_string
-from pipeline.runs import committed_runs, read_run, run_files
+from pipeline.runs import DamagedRun, committed_runs, read_run, run_files
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
 
@@ -113,7 +113,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
         try:
             records[run_id] = load_run(out, run_id).record if run_id not in verified else read_run(out, run_id)
             runs.append(run_id)
-        except BaccaratError as error:
+        except (BaccaratError, DamagedRun) as error:
             left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
     folder = target.with_name(target.name + PUBLISHES)
     # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)

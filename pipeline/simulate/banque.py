@@ -10,12 +10,8 @@ The round follows pipeline.games.banque: deal hand 1, hand 2, Banker, hand 1, ha
 then the third cards of hand 1, hand 2 and the Banker.
 """
 
-import hashlib
-import json
-import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 import numpy as np
@@ -23,18 +19,18 @@ import pyarrow as pa
 from numba import njit
 
 from pipeline.cards import CODE_VALUES, NO_CARD
-from pipeline.errors import BaccaratError
 from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile
 from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
+from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
+from pipeline.runs import BANQUE_ROUNDS
 from pipeline.schemas import contract
-from pipeline.simulate.job import SimulationFailed
 from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
-from pipeline.storage import StorageError, Store
-from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_file
+from pipeline.storage import PARTITION, Store
+from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 WITH_REPLACEMENT = 0
 NO_DECISION, STOOD, DREW = -1, 0, 1
@@ -42,7 +38,7 @@ BANKER_WINS, PLAYER_WINS, TIE = 0, 1, 2
 OUTCOME_CODES = ("B", "P", "T")
 DECISION_CODES = ("stand", "draw")
 NET_SCALE = 10**6  # nets in millionths: theta has 4 decimals, the commission 2
-TABLE = "banque_rounds"
+TABLE = BANQUE_ROUNDS
 SHOES_PER_BATCH = 4096  # a batch of rows in memory at a time
 SHOES_PER_TASK = 100_000  # a task and a file
 
@@ -211,47 +207,70 @@ class BanqueRun:
                       "player_strategies": [strategy_document(s) for s in strategies], "seed": seed, "shoes": shoes}
         return cls(run_id or f"{rule_set.name}-s{seed}-n{shoes}", dealer, seed, shoes, parameters)
 
+
+@dataclass(frozen=True)
+class BanquePlan:
+    """The job that deals a banque run into OUT/banque_rounds, a range of shoes and a file a task."""
+
+    run: BanqueRun
+    out: Store
+    partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
+    job: str = field(default_factory=new_tag)  # tags this job's temporary files
+    tables = (TABLE,)
+    application = "baccarat"
+    in_runs = True
+    overwrite_needed = True
+
     @property
-    def content_key(self) -> str:
-        return hashlib.sha256(json.dumps(self.parameters, sort_keys=True).encode()).hexdigest()[:12]
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def rule_set(self) -> RuleSet:
+        return self.run.dealer.rule_set
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def shoes(self) -> int:
+        return self.run.shoes
+
+    @property
+    def what(self) -> str:
+        return f"banque run {self.run_id!r}"
+
+    def parameters(self) -> dict:
+        return self.run.parameters
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return shoe_ranges(self.run.shoes, self.partitions)
+
+    def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
+        """Deal shoes [first, last) batch by batch into one file of OUT/banque_rounds; runs in a Spark task.
+        report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
+        run, outcomes = self.run, dict.fromkeys(OUTCOME_CODES, 0)
+
+        def batches():
+            for start in range(first, last, SHOES_PER_BATCH):
+                rows = run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start))
+                for hand in range(1, HANDS + 1):
+                    for entry in rows[f"hand{hand}_outcome"].combine_chunks().value_counts().to_pylist():
+                        outcomes[entry["values"]] += entry["counts"]
+                yield min(start + SHOES_PER_BATCH, last) - first, (rows,)
+
+        name = part_name(first, last, content_key(run.parameters))
+        files = write_files(self.out, run.run_id, name, self.job, self.tables, batches(), report_batch,
+                            compression="zstd")
+        return {"first_shoe": first, "last_shoe": last - 1, "outcomes": outcomes, "files": files}
+
+    def table_schema(self, table: str) -> pa.Schema:
+        return pa.schema([pa.field(PARTITION, pa.string(), nullable=False), *contract(TABLE).arrow()])
+
+    def result(self, written: Written) -> dict:
+        return run_record(self, written)
 
 
-def write_range(run: BanqueRun, out: Store, job_tag: str, first: int, last: int,
-                report_batch: Callable[[int, int], None]) -> dict:
-    """Deal shoes [first, last) batch by batch into one file of OUT/banque_rounds; runs in a Spark task.
-    report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
-    batches = ((min(start + SHOES_PER_BATCH, last) - first,
-                run.dealer.deal(run.seed, start, min(SHOES_PER_BATCH, last - start)))
-               for start in range(first, last, SHOES_PER_BATCH))
-    name = part_name(first, last, run.content_key)
-    return write_file(out, TABLE, run.run_id, name, job_tag, batches, report_batch) | {"first_shoe": first}
-
-
-def write_run(spark, run: BanqueRun, out: Store, overwrite: bool,
-              on_progress: Callable[[int, int], None] | None = None) -> tuple[int, int | None]:
-    """Deal the run in Spark tasks, a range of shoes and a file each, and commit the files to
-    OUT/banque_rounds in one Delta commit, in place of the run's earlier rows; returns (rounds, the
-    table's version), or (rounds, None) when the run is already committed with these parameters.
-    Another run under this id is replaced only if `overwrite`."""
-    held = out.partition_files(TABLE, run.run_id)
-    if held and all(run.content_key in f["path"] for f in held):
-        return sum(f["rows"] or 0 for f in held), None
-    if held and not overwrite:
-        raise BaccaratError(f"run {run.run_id!r} already exists in {out.location(TABLE)} with different parameters "
-                            "(use --overwrite to replace it, or another --run-id)")
-    started, job_tag = int(time.time() * 1000), uuid.uuid4().hex[:12]
-    context = spark.sparkContext
-    ranges = shoe_ranges(run.shoes, partitions_for(run.shoes, context.defaultParallelism, SHOES_PER_TASK))
-    files = run_ranges(
-        context, ranges, lambda first, last, report_batch: write_range(run, out, job_tag, first, last, report_batch),
-        lambda result: result["rows"], on_progress,
-        lambda message: SimulationFailed(f"banque run {run.run_id!r} was not committed: a task failed writing "
-                                         f"under {out}: {message}"))
-    out.remove_temporaries(TABLE, run.run_id, job_tag)
-    files.sort(key=lambda f: f["first_shoe"])
-    table_schema = pa.schema([pa.field("run_id", pa.string(), nullable=False), *contract(TABLE).arrow()])
-    try:
-        version = out.commit_partition(TABLE, run.run_id, files, table_schema, (f"baccarat:{run.run_id}", started))
-    except StorageError as error:
-        raise SimulationFailed(f"banque run {run.run_id!r} was not committed: {error}") from None
-    return sum(f["rows"] for f in files), version
+def default_partitions(shoes: int, parallelism: int) -> int:
+    return partitions_for(shoes, parallelism, SHOES_PER_TASK)

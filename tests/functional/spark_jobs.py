@@ -5,11 +5,12 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.cli import main
+from pipeline.games.pairs import strategy_pair
+from pipeline.jobs import already_committed, run_job
+from pipeline.rule_sets import load_rule_set
 from pipeline.runs import read_run, run_files
 from pipeline.simulate import job
-from pipeline.games.pairs import strategy_pair
 from pipeline.storage import Store
-from pipeline.rule_sets import load_rule_set
 
 
 def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
@@ -21,8 +22,8 @@ def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, 
     rule_set = load_rule_set(rules)
     plan = job.Plan(run_id or f"{rules}-{seed}-{shoes}", rule_set, seed, shoes, store, partitions,
                     strategies=strategy_pair(rule_set, player_strategy, banker_strategy))
-    assert job.prepare(plan, overwrite=False) is None
-    return job.run(spark, plan)
+    assert not already_committed(plan, overwrite=False)
+    return run_job(spark, plan)
 
 
 def simulate_with_marts(spark, out: Path, **parameters) -> Path:

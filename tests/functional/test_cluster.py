@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.fs as pafs
 import pyspark
 import pytest
 from spark_jobs import read_table, simulate
@@ -33,33 +34,33 @@ def wait_for(condition, what: str, seconds: float = 90) -> None:
         time.sleep(0.5)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory, s3_endpoint):
-    """A standalone master and two one-core workers, each worker in its own process group (so that
-    killing the group takes its executor too); stopped afterwards. Yields (URL, environment,
-    processes by name). The workers inherit the local S3 server's AWS variables."""
-    logs = tmp_path_factory.mktemp("cluster")
+@contextlib.contextmanager
+def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
+    """A standalone master and `workers` one-core workers (with the driver's environment, less the
+    variables whose names start with `withheld`), each in its own process group (so that killing the
+    group takes its executor too); stopped afterwards. Yields (URL, the driver's environment, processes by name)."""
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
+    worker_env = {name: value for name, value in env.items() if not name.startswith(withheld)}
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     commands = {
         "master": [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                    "--port", str(port), "--webui-port", str(free_port())],
         **{f"worker{n}": [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
                           "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
-                          "--work-dir", str(logs / f"work{n}")] for n in (1, 2)},
+                          "--work-dir", str(logs / f"work{n}")] for n in range(1, workers + 1)},
     }
     processes = {}
     try:
         for name, command in commands.items():
             log = open(logs / f"{name}.log", "w")
-            processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                               start_new_session=True)
+            processes[name] = subprocess.Popen(command, env=env if name == "master" else worker_env,
+                                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             if name == "master":
                 wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, "the master")
-        wait_for(lambda: (logs / "master.log").read_text().count("Registering worker") == 2, "two workers")
+        wait_for(lambda: (logs / "master.log").read_text().count("Registering worker") == workers, "the workers")
         yield url, env, processes
     finally:
         for process in processes.values():
@@ -67,6 +68,13 @@ def cluster(tmp_path_factory, s3_endpoint):
                 os.killpg(process.pid, signal.SIGTERM)
         for process in processes.values():
             process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, s3_endpoint):
+    """Two workers that inherit the local S3 server's AWS variables."""
+    with standalone_cluster(tmp_path_factory.mktemp("cluster"), 2) as running:
+        yield running
 
 
 @pytest.mark.slow
@@ -119,3 +127,38 @@ def test_a_worker_killed_mid_job_leaves_identical_content(cluster, spark, tmp_pa
     assert [f["sha256"] for f in on_cluster["files"]] == [f["sha256"] for f in local["files"]]
     assert sorted(p.name for p in written.iterdir()) == sorted(
         f["path"].rsplit("/", 1)[1] for f in on_cluster["files"] if f["table"] == "rounds")
+
+
+@pytest.mark.slow
+def test_executors_without_the_aws_variables_fail_in_one_line_commit_nothing_and_get_them_by_spark_executor_env(
+        tmp_path, spark, bucket):
+    """The cluster that committed objects holding the upload's chunk encoding: its executors lacked the
+    AWS_* variables the driver had. Its tasks now fail before writing, naming what is missing; the
+    README's route (spark.executorEnv.* in a properties file, never on the command line) then works."""
+    secret = os.environ["AWS_SECRET_ACCESS_KEY"]
+    (tmp_path / "logs").mkdir()
+    with standalone_cluster(tmp_path / "logs", 1, withheld="AWS_") as (url, env, _):
+        command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, *QUIET_DRIVER]
+        job = [str(JOB), "--shoes", "40", "--seed", "9", "--out", bucket, "--run-id", "c", "--partitions", "2"]
+        failed = subprocess.run(command + job, env=env, capture_output=True, text=True, timeout=600)
+        # spark-submit passes on its Python driver's output as its own stdout; its stderr holds the JVM's lines.
+        lines = [line for line in (failed.stdout + failed.stderr).splitlines() if line.startswith("error: ")]
+        assert failed.returncode == 1 and len(lines) == 1, failed.stderr[-3000:] + failed.stdout[-3000:]
+        assert lines[0].startswith(f"error: run 'c' was not committed: a task failed writing under {bucket}: "
+                                   "the executor on "), lines[0]
+        missing = lines[0].split(" lacks ", 1)[1].split(", which the driver uses for ", 1)[0].split(", ")
+        assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP"} <= set(missing)
+        store = Store.parse(bucket)
+        assert read_run(store, "c") is None and store.delta_table("rounds") is None  # nothing committed
+        assert not store.filesystem.get_file_info(pafs.FileSelector(store.fs_path(), allow_not_found=True))
+
+        properties = tmp_path / "executor-credentials.conf"
+        properties.write_text("".join(f"spark.executorEnv.{name} {value}\n"
+                                      for name, value in os.environ.items() if name.startswith("AWS_")))
+        properties.chmod(0o600)
+        rerun = subprocess.run(command + ["--properties-file", str(properties)] + job, env=env,
+                               capture_output=True, text=True, timeout=600)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert secret not in failed.stderr + rerun.stderr + rerun.stdout
+    local = simulate(spark, tmp_path / "local", seed=9, shoes=40, partitions=2, run_id="c")
+    assert [f["sha256"] for f in read_run(store, "c")["files"]] == [f["sha256"] for f in local["files"]]

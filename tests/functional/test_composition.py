@@ -19,6 +19,7 @@ from pipeline.composition.information import compositions_array, unseen_composit
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError
 from pipeline.exact import exact_odds
+from pipeline.jobs import run_job
 from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
@@ -46,7 +47,7 @@ def analysed(spark, tmp_path_factory, one_deck_ez):
     folder = tmp_path_factory.mktemp("composition") / "data"
     simulate(spark, folder, rules=one_deck_ez, seed=11, shoes=3, partitions=2, run_id=RUN)
     plan = composition_job.plan_for(Store.parse(str(folder)), RUN, SHOES_ANALYSED, None, partitions=2)
-    composition_job.run(spark, plan)
+    run_job(spark, plan)
     return folder
 
 
@@ -156,7 +157,7 @@ def test_rows_do_not_depend_on_the_partitions_and_a_rerun_is_a_no_op(spark, anal
     before = round_ev(analysed)
     plan = composition_job.plan_for(store, RUN, SHOES_ANALYSED, None)
     before_job = int(time.time() * 1000)
-    composition_job.run(spark, replace(plan, partitions=1))  # other files, the same rows
+    run_job(spark, replace(plan, partitions=1))  # other files, the same rows
     assert len(store.partition_files("round_ev", RUN)) == 1
     assert store.delta_table("round_ev").transaction_version(f"baccarat-composition:{RUN}") >= before_job
     assert round_ev(analysed) == before

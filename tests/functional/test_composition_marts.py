@@ -18,6 +18,7 @@ from test_marts_parity import normalised
 
 from pipeline.bets import BET_KINDS
 from pipeline.composition import job as composition_job
+from pipeline.jobs import run_job
 from pipeline.marts import composition_duckdb, composition_polars
 from pipeline.marts.inputs import COMPOSITION_MARTS
 from pipeline.schemas import contract
@@ -249,7 +250,7 @@ def compose(spark, out, run_id: str, shoes: int) -> tuple[pa.Table, pa.Table]:
     """Run the composition job on a committed run's first shoes; returns its committed round_ev rows
     and the run's rounds (keys and nets)."""
     store = Store.parse(str(out))
-    composition_job.run(spark, composition_job.plan_for(store, run_id, shoes, None, partitions=1))
+    run_job(spark, composition_job.plan_for(store, run_id, shoes, None, partitions=1))
     round_ev = store.read_rows(composition_job.ROUND_EV, [run_id]).drop_columns(["run_id"])
     rounds = read_table(out, run_id, "rounds")
     return round_ev, rounds.select("shoe_id", "round", pl.col("^net_.*$")).to_arrow()

@@ -23,6 +23,7 @@ from deltalake import DeltaTable
 
 from pipeline.marts.inputs import MARTS, load_run
 from pipeline.marts.publish import publish_warehouse
+from pipeline.jobs import JobFailed, already_committed, run_job
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import check_run, committed_runs, read_run
 from pipeline.schemas import contract
@@ -30,10 +31,17 @@ from pipeline.simulate import job
 from pipeline.storage import WAREHOUSE, Store
 
 TIMEOUT = 300  # seconds; a subprocess that hangs fails the test instead of the suite
+SEAMS = Path(__file__).parents[1] / "seams"  # the test-only faults (tests/seams/sitecustomize.py)
 
 
 def baccarat_command(*args) -> list[str]:
     return [sys.executable, "-m", "pipeline.cli", *(str(a) for a in args)]
+
+
+def injected(fault: str) -> dict:
+    """The environment of a `baccarat` whose tasks meet `fault` (see tests/seams/sitecustomize.py)."""
+    return {"BACCARAT_TEST_FAULT": fault, "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(SEAMS), os.environ.get("PYTHONPATH")]))}
 
 
 def environment(**extra: str) -> dict:
@@ -169,14 +177,13 @@ def assert_no_traceback(status: int, err: str) -> None:
 @pytest.mark.slow
 def test_every_task_failing_on_its_first_attempt_is_retried_to_the_bytes_of_a_clean_run(
         store_uri, spark, tmp_path, baccarat):
-    """The fault: job.write_range raises mid-write on attempt 0 of every task when
-    BACCARAT_TEST_FAIL_FIRST_ATTEMPT=1 (a test-only hook); local[2,2] allows each task one retry. In a
+    """The fault: every task raises mid-write on its attempt 0 (the test seam's first-attempt fault);
+    local[2,2] allows each task one retry. In a
     bucket a task writes its objects under their final names: what the failed attempt left there must
     be replaced by the retry's bytes."""
     args = ("simulate", "--shoes", 60, "--seed", 4, "--master", "local[2,2]", "--partitions", 3, "--run-id", "r")
     logs = tmp_path / "logs"
-    faulty = baccarat(*args, "--out", store_uri, cwd=tmp_path, BACCARAT_TEST_FAIL_FIRST_ATTEMPT="1",
-                      BACCARAT_LOG_DIR=str(logs))
+    faulty = baccarat(*args, "--out", store_uri, cwd=tmp_path, BACCARAT_LOG_DIR=str(logs), **injected("first-attempt"))
     clean = simulate(spark, tmp_path / "clean", seed=4, shoes=60, partitions=3, run_id="r")  # meanwhile, here
     status, out, err = finish(faulty)
     assert status == 0 and err == "", err[-3000:]  # the retried tasks' traces are in Spark's log, not here
@@ -194,6 +201,30 @@ def test_every_task_failing_on_its_first_attempt_is_retried_to_the_bytes_of_a_cl
     assert checksums(store_uri, "r") == expected and len(expected) == 6
     assert listing(store_uri, "rounds", "r") + listing(store_uri, "shoes", "r") == sorted(expected)  # no temporaries
     assert_committed_once(store_uri, record)  # the files in place hash to the record's checksums
+
+
+def test_an_object_stored_longer_than_its_task_wrote_is_never_committed_and_the_rerun_writes_it_again(
+        store_uri, spark, tmp_path, cli, baccarat):
+    """The corruption a cluster without credentials on its executors committed: objects holding the
+    upload's chunk encoding, longer than their tasks recorded (the test seam's grown-object fault)."""
+    args = ("simulate", "--shoes", 40, "--seed", 6, "--master", "local[2]", "--partitions", 2, "--run-id", "g",
+            "--out", store_uri)
+    status, out, err = finish(baccarat(*args, cwd=tmp_path, **injected("grown-object")))
+    assert status == 1 and "committed run" not in out, err[-3000:]
+    store = Store.parse(store_uri)
+    grown = re.fullmatch(r"error: run 'g' was not committed: (\S+) holds ([\d,]+) bytes, its task wrote ([\d,]+); "
+                         r"run the command again to write it again\n", err)
+    assert grown, err[-3000:]
+    assert grown[1].startswith(store.location("rounds", "run_id=g", "part-"))
+    stored, recorded = (int(grown[n].replace(",", "")) for n in (2, 3))
+    assert stored == recorded + len(f"{recorded:x}\r\n\r\n0\r\n\r\n")
+    assert_nothing_visible(store_uri, "g", cli, tmp_path)
+
+    status, out, err = finish(baccarat(*args, cwd=tmp_path))  # the same command, without the fault
+    assert status == 0 and "committed run 'g': 40 shoes" in out, err[-3000:]
+    clean = simulate(spark, tmp_path / "clean", seed=6, shoes=40, partitions=2, run_id="g")
+    assert checksums(store_uri, "g") == {f["path"]: f["sha256"] for f in clean["files"]}
+    assert_committed_once(store_uri, read_record(store_uri, "g"))  # the objects in place hash to the record
 
 
 # ------------------------------------------------------------------ 2. the driver is killed mid-write
@@ -388,10 +419,10 @@ def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_on
     with monkeypatch.context() as patch:  # in process: the job's own error
         refuse_commits_of(patch, "shoes")
         plan = job.Plan("R", load_rule_set(), 2, 30, store, 2)
-        assert job.prepare(plan, overwrite=True) is None
+        assert not already_committed(plan, overwrite=True)
         try:  # not pytest.raises: see test_a_task_that_fills_the_disk_removes_its_temporary_files
-            job.run(spark, plan)
-        except job.SimulationFailed as error:
+            run_job(spark, plan)
+        except JobFailed as error:
             message = str(error)
         else:
             pytest.fail("the overwrite committed although its shoes commit failed")

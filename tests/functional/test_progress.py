@@ -6,6 +6,7 @@ import time
 import pytest
 
 from pipeline import progress
+from pipeline.jobs import run_job
 from pipeline.rule_sets import load_rule_set
 from pipeline.simulate import job
 from pipeline.storage import Store
@@ -80,7 +81,7 @@ def test_one_task_of_several_batches_reports_counts_between_zero_and_the_total(s
     plan = job.Plan("progress", load_rule_set("punto_banco"), 5, shoes, Store.parse(str(tmp_path)).check_writable(),
                     partitions=1)
     heard = []
-    record = job.run(spark, plan, lambda shoes_done, rounds_done: heard.append((shoes_done, rounds_done)))
+    record = run_job(spark, plan, lambda shoes_done, rounds_done: heard.append((shoes_done, rounds_done)))
     between = [done for done, _ in heard if 0 < done < shoes]
     assert between, heard
     assert all(done % job.SHOES_PER_BATCH == 0 for done in between), between

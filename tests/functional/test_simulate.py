@@ -15,6 +15,7 @@ from polars.testing import assert_frame_equal
 from reference import card_value, reference_net, reference_round
 
 from pipeline.exact import exact_odds
+from pipeline.jobs import already_committed, run_job
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import check_run, committed_runs, read_run
 from pipeline.simulate import job
@@ -201,7 +202,7 @@ def test_a_changed_byte_fails_verification(spark, tmp_path):
 
 def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):
     plan = job.Plan("debris", load_rule_set(), 12, 40, Store.parse(str(tmp_path)), 2)
-    job.prepare(plan, overwrite=False)
+    already_committed(plan, overwrite=False)
     folder = tmp_path / "rounds" / "run_id=debris"
     folder.mkdir(parents=True)
     (folder / f".part-000000000000-000000000019.parquet.{plan.job}.dead.tmp").write_bytes(b"half a file")
@@ -210,7 +211,7 @@ def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):
     old_job = folder / ".part-000000000000-000000000019.parquet.ba9876543210.dead.tmp"
     old_job.write_bytes(b"a job that died an hour ago")
     os.utime(old_job, (time.time() - 3600, time.time() - 3600))
-    record = job.run(spark, plan)
+    record = run_job(spark, plan)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         [other_job.name] + [f["path"].rsplit("/", 1)[1] for f in record["files"] if f["table"] == "rounds"])
 

@@ -499,3 +499,4 @@ def test_bad_banque_simulations_are_one_line_and_write_nothing(cli, tmp_path, ar
     status, out, err = cli("simulate", "--shoes", 10, "--seed", 1, "--out", tmp_path / "data", *args)
     assert status == 2 and out == "" and err.count("\n") == 1 and message in err
     assert not (tmp_path / "data").exists()
+

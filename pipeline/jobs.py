@@ -1,0 +1,207 @@
+"""The one shape of a Spark job that writes files (simulate, banque, composition, and every job to come):
+
+    plan -> a Spark task per shoe range, each writing its files -> clean-up of dead attempts'
+    temporaries -> every object checked against what its task recorded -> one commit per table
+    -> the run's row in `runs` -> a failure of the world as one line (JobFailed).
+
+A job supplies its plan (JobPlan: what it writes, where, over which ranges) and its task
+(JobPlan.write_range); run_job does the rest, and already_committed decides whether it has anything to do.
+"""
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from pipeline import __version__
+from pipeline.errors import BaccaratError, WorldFailure
+from pipeline.runs import DamagedRun, commit_run, read_run, repair_command, run_problems
+from pipeline.storage import StorageError, Store
+from pipeline.tasks import run_ranges
+
+KEY_LENGTH = 12
+
+
+def content_key(parameters: dict) -> str:
+    """Part of every file name a job writes: jobs of other parameters never write over each other's
+    files (an overwrite that fails leaves the old files whole), and equal keys mean equal rows."""
+    return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:KEY_LENGTH]
+
+
+def new_tag() -> str:
+    """A new job's tag, part of its temporary files' names (a plan's `job`)."""
+    return uuid.uuid4().hex[:KEY_LENGTH]
+
+
+def key_of(path: str) -> str:
+    """The content key in the name of a file a job wrote (part-FIRST-LAST-KEY.parquet)."""
+    return path.rsplit("-", 1)[-1].removesuffix(".parquet")
+
+
+class JobFailed(WorldFailure):
+    """A job's files could not be written, checked or committed (a task's or the commit's OSError, an
+    object that is not what its task wrote): nothing was committed. The message is one line."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a job's tasks wrote and committed, for its plan's result()."""
+
+    results: list[dict]  # each task's result, by first shoe
+    files: list[dict]  # every file: table, path, rows, size, sha256, first_shoe, last_shoe
+    versions: dict[str, int]  # each table's version holding the files
+    started: datetime
+    ended: datetime
+    master: str  # the Spark master that ran the tasks
+
+
+class JobPlan(Protocol):
+    """What a job supplies. Its task, write_range(first, last, report_batch), writes shoes [first,
+    last) of each of `tables` as one file (see tasks.write_files) and returns a dict with first_shoe,
+    last_shoe (the range, inclusive) and files (what write_files returned), and whatever else result()
+    needs; it calls report_batch(shoes, rows) with its counts so far after each batch."""
+
+    out: Store
+    run_id: str
+    job: str  # tags the job's temporary files
+    tables: tuple[str, ...]  # the Delta tables it writes, in the order they are committed
+    application: str  # its Delta application transactions are APPLICATION:RUN_ID
+    in_runs: bool  # whether result() is a run's record, committed to `runs` last
+    overwrite_needed: bool  # whether replacing other rows under its run id needs --overwrite
+
+    @property
+    def what(self) -> str: ...  # the job's subject in messages: "run 'x'"
+
+    def parameters(self) -> dict: ...  # what decides the rows
+
+    def ranges(self) -> list[tuple[int, int]]: ...
+
+    def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict: ...
+
+    def table_schema(self, table: str) -> pa.Schema: ...
+
+    def result(self, written: Written) -> dict: ...
+
+
+def run_record(plan, written: Written) -> dict:
+    """The record of a run a plan dealt (its row in `runs`): the plan's rule_set, seed, shoes and
+    parameters, and what its tasks wrote, each task's result counting the outcomes it dealt."""
+    outcomes = {key: sum(r["outcomes"][key] for r in written.results) for key in ("B", "P", "T")}
+    return {
+        "run_id": plan.run_id,
+        "parameters": plan.parameters(),
+        "rules": plan.rule_set.name,
+        "seed": plan.seed,
+        "shoes": plan.shoes,
+        "rounds": sum(f["rows"] for f in written.files if f["table"] == plan.tables[0]),
+        "decks": plan.rule_set.decks,
+        "bets": list(plan.rule_set.bets),
+        "outcomes": outcomes,
+        "partitions": len(written.results),
+        "software_version": __version__,
+        "spark_master": written.master,
+        "started_at": written.started.isoformat(),
+        "files": written.files,
+        "versions": written.versions,
+        "ended_at": written.ended.isoformat(),
+    }
+
+
+def _committed_run(plan: JobPlan) -> dict | None:
+    """The runs row under the plan's run id, or None; a runs log that cannot be read is DamagedRun."""
+    try:
+        return read_run(plan.out, plan.run_id)
+    except StorageError as error:
+        raise DamagedRun(f"{error}; repair: the same command with --overwrite (docs/repair.md)") from None
+
+
+def committed_key(plan: JobPlan, record: dict | None) -> str | None:
+    """The content key of the rows committed under the plan's run id (`record`: its runs row, for a
+    plan in runs), None when there are none."""
+    if plan.in_runs:
+        paths = [f["path"] for f in record["files"]] if record is not None else []
+    else:
+        paths = [f["path"] for f in plan.out.partition_files(plan.tables[0], plan.run_id)]
+    keys = {key_of(path) for path in paths}
+    return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
+
+
+def _sound(plan: JobPlan, record: dict | None, overwrite: bool) -> bool:
+    """Whether a committed run with the plan's rows passes its checks (sizes and contracts; the
+    checksums too with `overwrite`). A damaged one is dealt again with `overwrite` (its tables' damaged
+    logs are repaired before, by repair.repair_data_tables), else DamagedRun naming the repair command."""
+    if record is None:
+        return True
+    problems = run_problems(plan.out, record, checksums=overwrite)
+    if problems and not overwrite:
+        raise DamagedRun(f"{problems[0]}; repair: {repair_command(plan.out, record)}")
+    return not problems
+
+
+def already_committed(plan: JobPlan, overwrite: bool) -> bool:
+    """Whether the rows the plan would write are committed and sound (a rerun is a no-op). Other rows
+    under its run id are a one-line error unless `overwrite` (or the plan replaces them freely); an
+    overwrite replaces them only when the new rows commit, table by table."""
+    record = _committed_run(plan) if plan.in_runs else None
+    held = committed_key(plan, record)
+    if held == content_key(plan.parameters()):
+        return _sound(plan, record, overwrite)
+    if held is not None and plan.overwrite_needed and not overwrite:
+        raise BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters "
+                            "(use --overwrite to replace it, or another --run-id)")
+    return False
+
+
+def run_task(plan: JobPlan, settings: list[str], first: int, last: int,
+             report_batch: Callable[[int, int], None]) -> dict:
+    """One task, inside Spark: the store answers here with the driver's settings, then the plan's task."""
+    plan.out.check_reachable_here(settings)
+    return plan.write_range(first, last, report_batch)
+
+
+def _check_written(plan: JobPlan, files: list[dict]) -> None:
+    """Every object is in the store with the size its task recorded, or nothing is committed."""
+    try:
+        sizes = plan.out.file_sizes([f["path"] for f in files])
+    except StorageError as error:
+        raise JobFailed(f"{plan.what} was not committed: {error}") from None
+    for entry, size in zip(files, sizes):
+        if size != entry["size"]:
+            found = "is missing" if size is None else f"holds {size:,} bytes"
+            raise JobFailed(f"{plan.what} was not committed: {plan.out.location(entry['path'])} {found}, its task "
+                            f"wrote {entry['size']:,}; run the command again to write it again")
+
+
+def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None) -> Any:
+    """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
+
+    on_progress(shoes_done, rows_done) is called on the driver about ten times a second."""
+    started = datetime.now(UTC)
+    context = spark.sparkContext
+    settings = plan.out.settings_names()
+    results = run_ranges(
+        context, plan.ranges(), lambda first, last, report_batch: run_task(plan, settings, first, last, report_batch),
+        lambda result: result["files"][0]["rows"], on_progress,
+        lambda message: JobFailed(f"{plan.what} was not committed: a task failed writing under {plan.out}: {message}"))
+    for table in plan.tables:  # every task succeeded: temporaries left are from dead attempts
+        plan.out.remove_temporaries(table, plan.run_id, plan.job)
+    results.sort(key=lambda r: r["first_shoe"])
+    files = [entry | {"first_shoe": r["first_shoe"], "last_shoe": r["last_shoe"]}
+             for r in results for entry in r["files"]]
+    _check_written(plan, files)
+    transaction = (f"{plan.application}:{plan.run_id}", int(started.timestamp() * 1000))
+    try:
+        versions = {table: plan.out.commit_partition(table, plan.run_id, [f for f in files if f["table"] == table],
+                                                     plan.table_schema(table), transaction)
+                    for table in plan.tables}
+        result = plan.result(Written(results, files, versions, started, datetime.now(UTC), context.master))
+        if plan.in_runs:
+            commit_run(plan.out, result)
+    except StorageError as error:
+        raise JobFailed(f"{plan.what} was not committed: {error}") from None
+    return result

@@ -1,0 +1,196 @@
+"""Apache Airflow for real: orchestration/airflow/baccarat_daily.py in Airflow 3 installed in a venv of its
+own (SQLite metadata, AIRFLOW_HOME, logs and the venv all under the test's folder), this package installed
+into it as a deployment would, `airflow dags test` of logical dates against a standalone Spark cluster on
+127.0.0.1 writing to the local S3 server."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cluster import cluster  # noqa: F401 (the standalone cluster fixture)
+from test_superset import copy_of_the_package, pip_cache
+
+from pipeline.runs import read_run
+from pipeline.storage import Store
+
+pytestmark = pytest.mark.slow
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+AIRFLOW = ["apache-airflow==3.3.2", "apache-airflow-providers-apache-spark==6.3.4"]
+DAG_ID = "baccarat_daily"
+SHOES = 300
+FIRST, SECOND = "2026-03-01", "2026-03-02"
+
+# The test seam: jobs/simulate.py as the deployment's repository holds it, except that the first attempt
+# of the driver dies once every task has written its files, before the first commit.
+FAIL_ONCE = '''\
+import json, os, runpy, subprocess, sys
+from pathlib import Path
+
+from pyarrow.fs import FileSelector
+
+from pipeline.storage import Store
+
+attempts, real, seen = Path({attempts!r}), {real!r}, Path({seen!r})
+attempts.write_text((attempts.read_text() if attempts.exists() else "") + "x")
+out = sys.argv[sys.argv.index("--out") + 1]
+if attempts.read_text() == "x":
+    Store.commit_partition = lambda *arguments, **keywords: os._exit(3)
+else:  # what a later attempt finds before it starts: the runs committed, and the files written
+    runs = subprocess.run([sys.executable, "-m", "pipeline.cli", "runs", "--out", out, "--json"],
+                          capture_output=True, text=True)
+    try:  # a bad --out is the job's to refuse, in its one line
+        store = Store.parse(out)
+        files = store.filesystem.get_file_info(FileSelector(store.fs_path("rounds"), recursive=True,
+                                                              allow_not_found=True))
+    except Exception:
+        files = []
+    seen.write_text(json.dumps({{"runs": runs.stdout, "status": runs.returncode,
+                                "parquet": [f.path for f in files if f.path.endswith(".parquet")]}}))
+sys.argv[0] = real
+runpy.run_path(real, run_name="__main__")
+'''
+
+
+def clean_environment() -> dict:
+    return {key: value for key, value in os.environ.items()
+            if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("AIRFLOW")}
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """Airflow and its Spark provider, pinned, and this package (not editable, built from a copy so that
+    the repository gets no build/); pip's own wheel cache makes a second install download nothing."""
+    root = tmp_path_factory.mktemp("airflow-venv")
+    subprocess.run([sys.executable, "-m", "venv", root / "venv"], check=True)
+    pip = [str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    env = clean_environment() | {"PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
+    installed = subprocess.run([*pip, *AIRFLOW, str(copy_of_the_package(root / "package"))],
+                               env=env, capture_output=True, text=True, timeout=3600)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return root / "venv"
+
+
+@pytest.fixture(scope="module")
+def deployment(venv, cluster, s3_endpoint, tmp_path_factory):  # noqa: F811
+    """A repository checkout as the Airflow workers see it (jobs/ and conf/spark/, simulate.py behind the
+    seam), and a function running `airflow ...` with AIRFLOW_HOME, the SQLite database, the logs, the
+    Variables and the Spark connection of this test; returns (run, home)."""
+    home = tmp_path_factory.mktemp("airflow-home")
+    checkout = home / "repository"
+    (checkout / "jobs").mkdir(parents=True)
+    shutil.copytree(REPOSITORY / "conf" / "spark", checkout / "conf" / "spark")
+    shutil.copy(REPOSITORY / "jobs" / "composition.py", checkout / "jobs")
+    (checkout / "jobs" / "simulate.py").write_text(FAIL_ONCE.format(
+        attempts=str(home / "attempts"), real=str(REPOSITORY / "jobs" / "simulate.py"), seen=str(home / "seen.json")))
+    url = cluster[0]
+    host, port = url.rsplit(":", 1)
+    env = clean_environment() | {
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "PYSPARK_PYTHON": str(venv / "bin" / "python"),
+        "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(REPOSITORY / "orchestration" / "airflow"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY": "1",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(home / "logs"),
+        "AIRFLOW_CONN_BACCARAT_SPARK": json.dumps({"conn_type": "spark", "host": host, "port": int(port),
+                                                   "extra": {"deploy-mode": "client"}}),
+        "AIRFLOW_VAR_BACCARAT_SPARK_CONN_ID": "baccarat_spark",
+        "AIRFLOW_VAR_BACCARAT_REPOSITORY": str(checkout),
+        "AIRFLOW_VAR_BACCARAT_WAREHOUSE": str(home / "warehouse.duckdb"),
+        "AIRFLOW_VAR_BACCARAT_REPORT_PAGE": str(home / "report" / "index.html"),
+        "BACCARAT_LOG_DIR": str(home / "spark-logs"),
+    }
+
+    def airflow(*arguments: str, out: str | None = None) -> subprocess.CompletedProcess:
+        variables = {"AIRFLOW_VAR_BACCARAT_OUT": out} if out else {}
+        return subprocess.run([str(venv / "bin" / "airflow"), *arguments], env=env | variables, cwd=home,
+                              capture_output=True, text=True, timeout=1800)
+
+    migrated = airflow("db", "migrate")
+    assert migrated.returncode == 0, migrated.stderr[-3000:]
+    return airflow, home
+
+
+def dag_test(airflow, day: str, out: str, **params) -> tuple[str, str]:
+    """`airflow dags test` of one logical date; the DAG run's final state and everything it printed (the
+    tasks' logs included)."""
+    done = airflow("dags", "test", DAG_ID, day, *(["-c", json.dumps(params)] if params else []), out=out)
+    printed = done.stdout + done.stderr
+    finished = re.findall(r"DagRun Finished: .*? state=(\w+)", printed)
+    assert finished, printed[-5000:]
+    return finished[-1], printed
+
+
+def last_line(done: subprocess.CompletedProcess) -> str:
+    """A listing's JSON: Airflow prints its warnings (graphviz missing) on stdout before it."""
+    return done.stdout.strip().splitlines()[-1]
+
+
+def runs(cli, out: str) -> dict[str, dict]:
+    status, printed, err = cli("runs", "--out", out, "--json")
+    assert status == 0, err
+    return {run["run_id"]: run for run in map(json.loads, printed.splitlines())}
+
+
+def files_of(out: str, run_id: str) -> list[tuple[str, str]]:
+    return sorted((f["table"], f["sha256"]) for f in read_run(Store.parse(out), run_id)["files"])
+
+
+def test_the_dag_imports_without_errors_and_refuses_a_run_without_a_logical_date(deployment, venv):
+    airflow, _ = deployment
+    errors = airflow("dags", "list-import-errors", "--local", "-o", "json")  # parsed here, not read from the db
+    assert errors.returncode == 0 and json.loads(last_line(errors)) == [], errors.stdout + errors.stderr[-3000:]
+    dags = airflow("dags", "list", "--local", "-o", "json")
+    assert [dag["dag_id"] for dag in json.loads(last_line(dags))] == [DAG_ID], dags.stdout + dags.stderr[-3000:]
+    refused = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import types, baccarat_daily as d; "
+         "d.daily_run_id(types.SimpleNamespace(logical_date=None), 'punto_banco')"],
+        cwd=REPOSITORY / "orchestration" / "airflow", env=clean_environment(), capture_output=True, text=True)
+    assert "AirflowFailException: baccarat_daily takes its run id and seed from the logical date, and this run " \
+           "has none" in refused.stderr, refused.stderr[-3000:]
+
+
+def test_two_days_give_two_runs_a_rerun_commits_nothing_and_a_failed_attempt_is_retried_to_the_same_rows(
+        deployment, bucket, cli):
+    airflow, home = deployment
+    (home / "attempts").write_text("xx")  # the seam: these days' first attempts do not fail
+    for day in (FIRST, SECOND):
+        state, printed = dag_test(airflow, day, bucket, shoes=SHOES)
+        assert state == "success", printed[-5000:]
+    committed = runs(cli, bucket)
+    assert sorted(committed) == [f"punto_banco-{FIRST}", f"punto_banco-{SECOND}"]
+    assert [committed[f"punto_banco-{day}"]["seed"] for day in (FIRST, SECOND)] == [20260301, 20260302]
+    assert {run["shoes"] for run in committed.values()} == {SHOES}
+    assert f"punto_banco-{SECOND}" in (home / "report" / "index.html").read_text(encoding="utf-8")
+
+    state, printed = dag_test(airflow, FIRST, bucket, shoes=SHOES)
+    assert state == "success" and "nothing to do" in printed, printed[-5000:]
+    assert runs(cli, bucket) == committed  # the same runs at the same Delta versions: no commit
+
+    (home / "attempts").unlink()
+    retried = bucket.replace("/data", "/retried")
+    state, printed = dag_test(airflow, FIRST, retried, shoes=SHOES)
+    assert state == "success", printed[-5000:]
+    assert (home / "attempts").read_text() == "xx"  # one failed attempt, then its retry
+    seen = json.loads((home / "seen.json").read_text())
+    assert seen["status"] == 0 and seen["runs"] == "" and seen["parquet"], seen  # files written, no run visible
+    assert files_of(retried, f"punto_banco-{FIRST}") == files_of(bucket, f"punto_banco-{FIRST}")
+
+
+@pytest.mark.parametrize(("params", "out", "line"), [
+    ({"shoes": 0}, None, "error: Invalid value for '--shoes': Input should be greater than or equal to 1"),
+    ({"rules": "no_such_rules"}, None, "no_such_rules"),
+    ({}, "ftp://bucket/data", "error: 'ftp://bucket/data': unknown scheme 'ftp:'"),
+])
+def test_a_bad_param_fails_the_first_task_at_once_with_the_cli_s_one_line_message(deployment, bucket, params, out, line):
+    airflow, home = deployment
+    (home / "attempts").write_text("xx")
+    state, printed = dag_test(airflow, SECOND, out or bucket, **{"shoes": SHOES, **params})
+    assert state == "failed" and line in printed, printed[-5000:]
+    assert "simulate: bad input, the job's one line is above; not retried" in printed, printed[-5000:]
+    assert "Spark-Submit cmd" in printed and printed.count("Spark-Submit cmd") == 1  # tried once
+    assert "task_id=marts" not in printed

@@ -1,0 +1,47 @@
+"""Test-only faults, for every Python process started with this folder first on PYTHONPATH: the driver
+and Spark's Python workers import it at start-up (site imports `sitecustomize`). BACCARAT_TEST_FAULT
+names the fault; it wraps pipeline.jobs.run_task, the task function of every job. Nothing in the
+pipeline reads the variable or imports this module.
+
+- first-attempt: the first attempt of every task fails mid-write, after its first batch, so that a test
+  sees Spark retry each task.
+- grown-object: once its task has recorded what it wrote, each task's first object is stored again in an
+  upload's chunk encoding (the size prefix, the bytes, the last chunk), a few bytes longer than recorded.
+"""
+
+import os
+
+FAULT = os.environ.get("BACCARAT_TEST_FAULT")
+
+
+def failing_first_attempt(task):
+    def run(plan, settings, first, last, report_batch):
+        from pyspark import TaskContext
+
+        def report(shoes, rows):
+            report_batch(shoes, rows)
+            if TaskContext.get().attemptNumber() == 0:
+                raise RuntimeError(f"injected fault: first attempt of the task for shoes {first}-{last - 1}")
+
+        return task(plan, settings, first, last, report)
+
+    return run
+
+
+def growing_objects(task):
+    def run(plan, settings, first, last, report_batch):
+        result = task(plan, settings, first, last, report_batch)
+        path = plan.out.fs_path(result["files"][0]["path"])
+        with plan.out.filesystem.open_input_stream(path) as stream:
+            data = stream.read()
+        with plan.out.filesystem.open_output_stream(path) as stream:
+            stream.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+        return result
+
+    return run
+
+
+if FAULT:
+    from pipeline import jobs
+
+    jobs.run_task = {"first-attempt": failing_first_attempt, "grown-object": growing_objects}[FAULT](jobs.run_task)
