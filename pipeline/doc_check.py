@@ -1,8 +1,9 @@
 """`baccarat docs --check`: the documents agree with the repository.
 
-Three checks, each problem one line: the data dictionary (docs/tables.md) matches schemas/,
+Four checks, each problem one line: the data dictionary (docs/tables.md) matches schemas/,
 every relative link in README.md and docs/*.md resolves to a file of the repository (and a
-`#fragment` to a heading of it), and every `baccarat COMMAND` the documents show in code
+`#fragment` to a heading of it), every file of the repository the text names by its path
+(tests/unit/test_risk.py) exists, and every `baccarat COMMAND` the documents show in code
 exists. The documents are the markdown files beside the dictionary and the README.md one
 folder up, the repository's root.
 """
@@ -23,6 +24,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE_CODE = re.compile(r"`([^`]+)`")
 _SHELL_COMMAND = re.compile(r"(?:^\s*(?:\S*\$\s+)?|&&\s*|\|\s*|;\s*|\$?\(\s*)baccarat ([a-z][\w-]*)")  # a code line
 _CODE_COMMAND = re.compile(r"^baccarat ([a-z][\w-]*)")  # an inline code span
+_REPOSITORY_FILE = re.compile(r"(?<![\w./-])((?:pipeline|tests|jobs|benchmarks|schemas|conf|docs)/[\w./-]*\w\.(?:py|ya?ml|md|sql|json))\b")
 
 
 def document_problems(dictionary: Path, commands: Iterable[str]) -> list[str]:
@@ -61,6 +63,9 @@ def _document_problems(document: Path, root: Path, commands: set[str]) -> list[s
                 problem = _link_problem(document, root, target)
                 if problem:
                     problems.append(f"{name}:{number}: link {target}: {problem}")
+            problems += [f"{name}:{number}: {path}: no such file in the repository"
+                         for path in dict.fromkeys(_REPOSITORY_FILE.findall(_LINK.sub("", line)))
+                         if not (root / path).is_file()]
         problems += [f"{name}:{number}: `baccarat {command}` is not a baccarat command"
                      for command in named if command not in commands]
     return problems

@@ -6,8 +6,10 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -126,9 +128,29 @@ def _start_driver(conf, log: Path | None) -> None:
     if log is not None:
         conf.set(SPARK_LOG_FILE, str(log))
     try:
-        with (log.open("ab") if log else contextlib.nullcontext()) as output:
+        with _interrupt_held() as interrupted, (log.open("ab") if log else contextlib.nullcontext()) as output:
             gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
     except PySparkRuntimeError:
         where = f": its output is in {log}" if log else ""
         raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
+    if interrupted():
+        gateway.shutdown()
+        gateway.proc.kill()
+        gateway.proc.wait()
+        raise KeyboardInterrupt
     SparkContext(conf=conf, gateway=gateway)
+
+
+@contextlib.contextmanager
+def _interrupt_held():
+    """Hold a Ctrl-C back until the block ends (the main thread only); yields whether one came. A JVM
+    whose launch pyspark abandons part-way keeps running after this process has gone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda *_: received.append(True))
+    try:
+        yield lambda: bool(received)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -92,8 +92,9 @@ TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
 
 
 def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
-    """Statements ending in ';' from stdin; a prompt on a terminal, none in a pipe. Exit status 1 if
-    a statement failed in a pipe (a script), 0 otherwise; .quit, \\q, exit or end of input leaves.
+    """Statements ending in ';' from stdin (in a pipe the last may end at the end of input); a prompt on
+    a terminal, none in a pipe. Exit status 1 if a statement failed in a pipe (a script), 0 otherwise;
+    .quit, \\q, exit or end of input leaves.
     On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
     interactive = sys.stdin.isatty()
     if interactive:
@@ -113,7 +114,9 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
             print()  # the line typed so far goes, and the statement it continued
             lines = []
             continue
-        if not interactive and not line:
+        if not interactive and not line:  # the end of a script: its last statement needs no ';'
+            if statement := "\n".join(lines).strip():
+                failed |= not _run_statement(con, bounds, statement, interactive)
             break
         command = line.strip().removesuffix(";").strip()
         if command in LEAVE or (not lines and command in ("exit", "quit")):

@@ -146,6 +146,14 @@ def test_a_script_on_stdin_runs_every_statement(warehouse):
     assert "30" in done.stdout and "42" in done.stdout and "baccarat>" not in done.stdout
 
 
+def test_a_script_s_last_statement_without_a_semicolon_was_dropped(warehouse):
+    done = run_sql(warehouse, "SELECT 6 * 7 AS answer;\nSELECT count(*) AS shoes\n  FROM shoes\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "42" in done.stdout and "30" in done.stdout
+    done = run_sql(warehouse, "SELECT bogus\n")
+    assert done.returncode == 1 and done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
 def test_a_failing_statement_makes_a_script_exit_1_and_the_rest_still_runs(warehouse):
     done = run_sql(warehouse, "SELECT bogus;\nSELECT 41 + 1 AS answer;\n")
     assert done.returncode == 1

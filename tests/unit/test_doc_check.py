@@ -49,18 +49,35 @@ def test_documents_whose_links_and_commands_resolve_pass(cli, repository):
     assert out.splitlines()[1] == "every link in README.md and docs/ resolves, and every baccarat command they name exists"
 
 
-def test_each_broken_link_or_unknown_command_is_one_line_naming_the_place(cli, repository):
-    (repository / "docs" / "bad.md").write_text(
-        "# Bad\n\n[gone](gone.md) and [up](../../outside.md)\n[no anchor](guide.md#nowhere)\n"
-        "`baccarat frobnicate --now`\n\n```bash\ncd /srv && baccarat simulat --shoes 1\n```\n", encoding="utf-8")
+def failed_check(cli, repository, document: str, text: str) -> list[str]:
+    """The error lines of a check that fails once docs/<document> holds `text`; nothing on stdout."""
+    (repository / "docs" / document).write_text(text, encoding="utf-8")
     status, out, err = check(cli, repository)
     assert status == 2 and out == ""
-    assert err.splitlines() == [
+    return err.splitlines()
+
+
+def test_each_broken_link_or_unknown_command_is_one_line_naming_the_place(cli, repository):
+    assert failed_check(cli, repository, "bad.md",
+                        "# Bad\n\n[gone](gone.md) and [up](../../outside.md)\n[no anchor](guide.md#nowhere)\n"
+                        "`baccarat frobnicate --now`\n\n```bash\ncd /srv && baccarat simulat --shoes 1\n```\n") == [
         "error: docs/bad.md:3: link gone.md: no such file in the repository",
         "error: docs/bad.md:3: link ../../outside.md: points outside the repository",
         "error: docs/bad.md:4: link guide.md#nowhere: no heading with the anchor #nowhere in docs/guide.md",
         "error: docs/bad.md:5: `baccarat frobnicate` is not a baccarat command",
         "error: docs/bad.md:8: `baccarat simulat` is not a baccarat command",
+    ]
+
+
+def test_stale_test_paths_in_docs_are_one_line_each(cli, repository):
+    (repository / "tests" / "unit").mkdir(parents=True)
+    (repository / "tests" / "unit" / "test_risk.py").write_text("", encoding="utf-8")
+    assert failed_check(cli, repository, "moved.md",
+                        "# Moved\n\nThe tests (tests/test_risk.py) and tests/unit/test_risk.py, `tests/test_serving.py`;\n"
+                        "[tests/gone.py](../tests/gone.py) is a link.\n") == [
+        "error: docs/moved.md:3: tests/test_risk.py: no such file in the repository",
+        "error: docs/moved.md:3: tests/test_serving.py: no such file in the repository",
+        "error: docs/moved.md:4: link ../tests/gone.py: no such file in the repository",
     ]
 
 

@@ -20,7 +20,7 @@ FLOORS = {
     "pipeline.marts": 7,
     "pipeline.report": 8, "pipeline.dictionary": 8,  # documents: the dashboard, the data dictionary,
     "pipeline.doc_check": 8,  # and the check of every document
-    "pipeline.cli": 9,
+    "pipeline.cli": 9, "pipeline.console": 9,
     "jobs": 10,
 }
 ROOT = next(folder for folder in Path(__file__).resolve().parents if (folder / "pipeline" / "__init__.py").is_file())

@@ -1,0 +1,33 @@
+"""The `baccarat` entry point (pipeline/console.py), run as the console script runs it, in a process of its own."""
+
+import subprocess
+import sys
+
+# A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches numba).
+INTERRUPT_WHILE_LOADING = """
+import os, signal, sys
+
+class InterruptOnNumba:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, InterruptOnNumba())
+sys.argv = ["baccarat", "odds", "--help"]
+from pipeline.console import console
+console()
+"""
+
+
+def test_traceback_on_ctrl_c_while_the_cli_loads():
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_LOADING], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+
+
+def test_console_runs_the_command_when_not_interrupted():
+    done = subprocess.run([sys.executable, "-c", "from pipeline.console import console; console()",
+                           "roads", "--outcomes", "BP", "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('{"bead_plate": [{"outcome": "B"')
