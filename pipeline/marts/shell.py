@@ -2,6 +2,8 @@
 terminal, none in a pipe), each run read-only and within its bounds on the published warehouse."""
 
 import contextlib
+import csv
+import itertools
 import os
 import signal
 import sys
@@ -14,6 +16,8 @@ from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.statements import refuse_all_but_queries
 from pipeline.marts.warehouse import error_with_hint
+
+ROWS_PER_FETCH = 10_000
 
 
 def run_one(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
@@ -46,9 +50,23 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
         with bounds.timed(con):
             refuse_all_but_queries(con, sql)
             if (result := con.sql(sql)) is not None:
-                result.show(max_width=200, max_rows=200)  # a query runs here, and may fail here
+                show_result(result)  # a query runs here, and may fail here
     except duckdb.Error as error:
         raise BaccaratError(error_with_hint(error)) from None
+
+
+def show_result(result: duckdb.DuckDBPyRelation) -> None:
+    """On a terminal, DuckDB's box, cut to fit the screen; anywhere else (a pipe, a file, a cron log)
+    every row and every column whole, tab-separated under a header line, as it is fetched."""
+    if sys.stdout.isatty():
+        result.show(max_width=200, max_rows=200)
+        return
+    batches = iter(result.to_arrow_reader(ROWS_PER_FETCH))
+    first = next(batches, None)  # a query that fails on its first rows prints nothing
+    writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
+    writer.writerow(result.columns)
+    for batch in itertools.chain([first] if first is not None else [], batches):
+        writer.writerows(zip(*(column.to_pylist() for column in batch.columns)))
 
 
 def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:
@@ -160,7 +178,7 @@ def _dot_command(con, command: str) -> bool:
         if not columns.limit(1).fetchall():
             print(f"error: no table {arguments[0]!r} (.tables lists them)", file=sys.stderr)
             return False
-        columns.show(max_width=200, max_rows=100_000)
+        show_result(columns)
         return True
     print(f"error: unknown command {command!r}: .tables, .schema [TABLE] or .quit", file=sys.stderr)
     return False
