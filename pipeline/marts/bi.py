@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import duckdb_engine
 
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, PipelineError
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.statements import refuse_all_but_queries
 from pipeline.marts.warehouse import open_warehouse
@@ -77,5 +77,5 @@ class WarehouseDialect(duckdb_engine.Dialect):
         try:
             tightened = Bounds.given().tightened(bounds)
             return _WarehouseConnection(open_warehouse(Path(database), tightened), tightened)
-        except BaccaratError as error:
+        except PipelineError as error:  # bad input, or a warehouse that is not what was published
             raise duckdb.IOException(str(error)) from None

@@ -18,7 +18,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
-from pipeline.marts.warehouse import journal, sql_list, sql_string
+from pipeline.marts.warehouse import journal, seal, sql_list, sql_string
 from pipeline.runs import DamagedRun, committed_runs, read_run, run_files
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
@@ -122,6 +122,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
         with replacing(published, sidecars=(".wal",)) as building:
             _build(out, building, target.parent, runs, records)
         published.chmod(0o444)
+        seal(published)
         _point(target, published)
     except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
         shutil.rmtree(published.parent, ignore_errors=True)

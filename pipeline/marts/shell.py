@@ -66,7 +66,12 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
     writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
     writer.writerow(result.columns)
     for batch in itertools.chain([first] if first is not None else [], batches):
-        writer.writerows(zip(*(column.to_pylist() for column in batch.columns)))
+        writer.writerows(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
+
+
+def _plain(value):
+    """A value as SQL shows it: true/false, NULL as nothing; decimals, numbers and text as they are."""
+    return str(value).lower() if isinstance(value, bool) else value
 
 
 def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:

@@ -2,15 +2,17 @@
 `baccarat sql`, the report, and BI tools through the `duckdb+baccarat` SQLAlchemy dialect
 (pipeline.marts.bi). It imports DuckDB alone, so a BI server needs nothing else of the pipeline."""
 
+import hashlib
 import os
 import re
 from pathlib import Path
 
 import duckdb
 
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts.bounds import Bounds
 
+SEAL = ".sha256"  # beside a published file: its SHA-256 as the publish wrote it
 _QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
 _RUN_FILE = re.compile(r"(.*)/[^/]+/run_id=([^/]+)/[^/]+$")  # OUT/<table>/run_id=<run>/<file>
 
@@ -30,6 +32,29 @@ def journal(path: Path) -> Path:
     return path.with_name(path.name + ".wal")
 
 
+def seal(published: Path) -> Path:
+    """Record the published file's SHA-256 beside it, read-only; readers compare it (`check_seal`)."""
+    sealed = published.with_name(published.name + SEAL)
+    sealed.write_text(_sha256(published) + "\n", encoding="ascii")
+    sealed.chmod(0o444)
+    return sealed
+
+
+def check_seal(path: Path, published: Path) -> None:
+    """A published file that is no longer what the publish wrote (a client that could write it, its
+    owner or root, changed it and closed it cleanly) is refused in one line; a file published before
+    seals were recorded has none to compare."""
+    sealed = published.with_name(published.name + SEAL)
+    if sealed.is_file() and sealed.read_text(encoding="ascii").strip() != _sha256(published):
+        raise WorldFailure(f"the warehouse {path} was changed after it was published (its SHA-256 is not the "
+                           "one the publish recorded); it is not read: publish again with `baccarat marts`")
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
 def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyConnection:
     """The published warehouse for readers: read-only, within `bounds` (default: `Bounds.given()`),
     reading no file but those its views name, with no extension to install or load and its settings
@@ -42,8 +67,9 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
     published = stable.resolve()
     if journal(published).exists():
-        raise BaccaratError(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
+        raise WorldFailure(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
                             "client opened the file read-write); it is not read: publish again with `baccarat marts`")
+    check_seal(path, published)
     config = (bounds or Bounds.given()).config(stable.parent)
     try:
         con = duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",

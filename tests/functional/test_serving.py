@@ -107,7 +107,7 @@ def test_a_journal_beside_the_published_file_is_refused_not_replayed(data):
                             capture_output=True, text=True, timeout=60)
     assert writer.returncode == 0 and journals(data) == [published.with_name(published.name + ".wal")]
     done = baccarat("sql", "--out", data, TRUE_EV)
-    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1
     assert "journal" in done.stderr and "baccarat marts" in done.stderr
     with pytest.raises(sa.exc.DBAPIError, match="journal"):
         engine(data / WAREHOUSE).connect()
@@ -121,7 +121,25 @@ def test_each_publish_is_a_read_only_file_of_its_own_and_the_older_ones_go(cli, 
     second = (data / WAREHOUSE).resolve()
     folder = data / (WAREHOUSE + PUBLISHES)
     assert (data / WAREHOUSE).is_symlink() and second != first and second.parent.parent == folder
-    assert list(folder.rglob("*")) == [second.parent, second] and second.stat().st_mode & 0o222 == 0
+    sealed = second.with_name(second.name + ".sha256")
+    assert sorted(folder.rglob("*")) == [second.parent, second, sealed] and second.stat().st_mode & 0o222 == 0
+
+
+def test_a_published_file_a_root_client_changed_and_closed_cleanly_is_refused(data):
+    """Mode 0444 stops no root client, and a clean close folds its journal into the file, so no journal
+    was left to see: the publish's recorded SHA-256 shows the change."""
+    published = (data / WAREHOUSE).resolve()
+    writer = subprocess.run([sys.executable, "-c", "import duckdb, sys\ncon = duckdb.connect(sys.argv[1])\n"
+                             "con.execute('DELETE FROM bet_performance')\ncon.close()", str(published)],
+                            capture_output=True, text=True, timeout=60)
+    assert writer.returncode == 0 and journals(data) == []
+    done = baccarat("sql", "--out", data, TRUE_EV)
+    assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "changed after it was published" in done.stderr and "baccarat marts" in done.stderr
+    with pytest.raises(sa.exc.DBAPIError, match="changed after it was published"):
+        engine(data / WAREHOUSE).connect()
+    assert baccarat("marts", "--out", data).returncode == 0
+    assert "true" in baccarat("sql", "--out", data, TRUE_EV).stdout
 
 
 # ------------------------------------------------------------------ bounds
