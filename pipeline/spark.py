@@ -3,6 +3,7 @@ log file of its own (or on the terminal when BACCARAT_SPARK_LOG_LEVEL asks), the
 for scheduling."""
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -101,6 +102,9 @@ def spark_session(master: str | None, app_name: str):
     from pyspark.sql import SparkSession
 
     requested = _requested_spark_log_level()
+    # py4j logs an interrupted call through the root logger, which with no handler of its own would print
+    # the traceback on stderr; what the user needs is the one line the CLI prints for a Ctrl-C.
+    logging.getLogger().addHandler(logging.NullHandler())
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
     if not submitted:
         check_java()
