@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.runs import read_run
+from pipeline.runs import RunRecord, read_run
 from pipeline.storage import Store
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
@@ -57,7 +57,7 @@ def machine_load() -> str:
     return "load average {:.1f} {:.1f} {:.1f} on {} cores".format(*os.getloadavg(), os.cpu_count())
 
 
-def run_record(out: str, run_id: str) -> dict:
+def run_record(out: str, run_id: str) -> RunRecord:
     """The run's record from its runs row (read in this process: set the S3 variables first)."""
     record = read_run(Store.parse(out), run_id)
     if record is None:

@@ -73,7 +73,7 @@ def composition_run(shoes: int, rules: str, workdir: Path) -> dict:
     seconds, peaks = run_polled(["baccarat", "composition", "--run-id", run_id, "--out", out, "--master", "local[2]"],
                                 workdir / f"composition-{shoes}.log")
     unseen = Store.parse(out).read_rows(ROUND_EV, [run_id])["unseen_cards"]
-    return {"seconds": seconds, "peaks": peaks, "rounds": run_record(out, run_id)["rounds"],
+    return {"seconds": seconds, "peaks": peaks, "rounds": run_record(out, run_id).rounds,
             "mean_cards": sum(unseen.to_pylist()) / len(unseen), "out": out, "run_id": run_id}
 
 

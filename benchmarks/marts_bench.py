@@ -34,7 +34,7 @@ from bench_support import (
     simulate_command,
 )
 
-from pipeline.runs import committed_runs, run_files
+from pipeline.runs import RunRecord, committed_runs
 from pipeline.storage import Store
 
 RATIO_TARGET = 20.0
@@ -78,9 +78,9 @@ def committed_run(out: str, shoes: int) -> str:
     return committed_runs(Store.parse(out))[0]
 
 
-def scan_seconds(out: str, record: dict) -> float:
+def scan_seconds(out: str, record: RunRecord) -> float:
     store = Store.parse(out)
-    files = [store.reader_path(f["path"]) for f in run_files(record, "rounds")]
+    files = [store.reader_path(f.path) for f in record.files_of("rounds")]
     query = SCAN.format(files="[" + ", ".join(f"'{f}'" for f in files) + "]")
     timings = []
     with store.duckdb_connection() as con:
@@ -116,11 +116,11 @@ def split(f: dict) -> str:
 def report(out: str, shoes: int, workdir: Path, reference: bool) -> None:
     run_id = committed_run(out, shoes)
     record = run_record(out, run_id)
-    print(f"run {run_id} in {out}: {record['shoes']:,} shoes, {record['rounds']:,} rounds; {machine_load()}")
+    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
     for engine in ("duckdb", "polars"):
         scan = scan_seconds(out, record) if reference else None  # just before the command: the same load
         if scan:
-            print(f"plain DuckDB scan: {scan:.3f} s ({record['rounds'] / scan / 1e6:.0f}M rows/s)")
+            print(f"plain DuckDB scan: {scan:.3f} s ({record.rounds / scan / 1e6:.0f}M rows/s)")
         figures = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb")
         line = f"{engine:7s} baccarat marts {figures['wall']:7.2f} s"
         if scan:

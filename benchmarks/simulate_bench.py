@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -42,6 +41,7 @@ from bench_support import (
 )
 
 from pipeline.rule_sets import load_rule_set
+from pipeline.runs import RunRecord
 from pipeline.simulate.batch import Dealer
 from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
 from pipeline.simulate.kernel import deal_shoes
@@ -105,11 +105,10 @@ def run_simulate(shoes: int, out: str, workdir: Path) -> dict:
     return {"seconds": seconds, "record": run_record(out, run_id), "peaks": peaks, "log": log.read_text()}
 
 
-def job_seconds(record: dict) -> float:
+def job_seconds(record: RunRecord) -> float:
     """Seconds between jobs.run_job starting (Spark already up) and the rounds and shoes commits, from the
     runs row (the row's own commit, last, is not in it)."""
-    started, ended = (datetime.fromisoformat(record[k]) for k in ("started_at", "ended_at"))
-    return (ended - started).total_seconds()
+    return (record.ended_at - record.started_at).total_seconds()
 
 
 def write_worker(first: int, last: int, path: str, ready, results) -> None:
@@ -169,7 +168,7 @@ def main() -> None:
 
 
 def simulate_line(shoes: int, sim: dict, where: str = "") -> str:
-    rounds, in_job = sim["record"]["rounds"], job_seconds(sim["record"])
+    rounds, in_job = sim["record"].rounds, job_seconds(sim["record"])
     return (f"baccarat simulate{where}:  {shoes:,} shoes  {rounds:,} rounds  {sim['seconds']:.1f} s wall "
             f"({sim['seconds'] - in_job:.1f} s before jobs.run_job: start-up and Spark session; "
             f"{in_job:.1f} s in jobs.run_job: tasks and commits; {rounds / sim['seconds'] / 1e6:.2f}M rounds/s)")
@@ -187,7 +186,7 @@ def load_report(args, workdir: Path) -> None:
     sim = run_simulate(args.shoes, str(workdir / "out"), workdir)
     print(simulate_line(args.shoes, sim), flush=True)
     size = sum(p.stat().st_size for p in (workdir / "out").rglob("*") if p.is_file())
-    print(f"on disk: {size / 2**30:.2f} GiB ({size / sim['record']['rounds']:.1f} bytes per round)")
+    print(f"on disk: {size / 2**30:.2f} GiB ({size / sim['record'].rounds:.1f} bytes per round)")
     print("peak memory per process (VmHWM):")
     print("\n".join(memory_lines(sim["peaks"])))
     print(memory_verdict(sim["peaks"]))
@@ -211,7 +210,7 @@ def report(args, workdir: Path) -> None:
     print(f"Dealer.deal (kernel + Arrow tables): {d_rate / 1e6:.1f}M rounds/s  (information)", flush=True)
 
     sim = run_simulate(args.shoes, str(workdir / "out"), workdir)
-    rounds = sim["record"]["rounds"]
+    rounds = sim["record"].rounds
     print(simulate_line(args.shoes, sim), flush=True)
     shutil.rmtree(workdir / "out")
 

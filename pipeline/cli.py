@@ -37,7 +37,7 @@ from pipeline.jobs import already_committed, run_job
 from pipeline.repair import repair_data_tables, repair_logs, verify_store
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.render import TextTable, show
-from pipeline.runs import RUN_TABLES, check_run_id, read_run, read_runs
+from pipeline.runs import RUN_TABLES, RunRecord, check_run_id, read_run, read_runs
 from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.simulate import banque as banque_job
@@ -418,9 +418,9 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
         result = run_job(spark, plan, reporter)
     finally:
         reporter.close()
-    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result['rounds']:,} rounds in "
+    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result.rounds:,} rounds in "
           f"{time.monotonic() - started:.1f} s; {out.location(BANQUE_TABLE)} "
-          f"version {result['versions'][BANQUE_TABLE]}")
+          f"version {result.versions[BANQUE_TABLE]}")
     return run.run_id
 
 
@@ -504,7 +504,7 @@ def marts(
     for run in runs:
         started = time.monotonic()
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
-        print(f"marts of run {run.run_id!r} ({run.record['rounds']:,} rounds) built with {engine.value} "
+        print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
     warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
     for line in left_out:
@@ -663,12 +663,12 @@ def _check_documents(dictionary: Path) -> None:
     print("every link in README.md and docs/ resolves, and every baccarat command they name exists")
 
 
-def _summary(record: dict, out: Store, seconds: float) -> None:
-    rounds = record["rounds"]
-    shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in record["outcomes"].items())
-    print(f"committed run {record['run_id']!r}: {record['shoes']:,} shoes, {rounds:,} rounds ({shares})")
-    print(f"{len(record['files'])} files in {seconds:.1f} s ({_rate(rounds / seconds)}); "
-          f"rounds version {record['versions']['rounds']}, shoes version {record['versions']['shoes']}, "
+def _summary(record: RunRecord, out: Store, seconds: float) -> None:
+    rounds = record.rounds
+    shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in record.outcomes.items())
+    print(f"committed run {record.run_id!r}: {record.shoes:,} shoes, {rounds:,} rounds ({shares})")
+    print(f"{len(record.files)} files in {seconds:.1f} s ({_rate(rounds / seconds)}); "
+          f"rounds version {record.versions['rounds']}, shoes version {record.versions['shoes']}, "
           f"row in {out.location('runs')}")
 
 
@@ -681,14 +681,14 @@ def runs(
     records = read_runs(out.check_readable())
     if as_json:
         for record in records:
-            print(json.dumps({key: value for key, value in record.items() if key not in ("files", "parameters")}))
+            print(json.dumps(record.summary()))
         return
     versions = "versions (rounds, shoes or banque_rounds)"
     table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", versions, "started",
                       "ended"), left=frozenset({"run id", "rules", versions, "started", "ended"}))
     for r in records:
-        table.add(r["run_id"], r["rules"], str(r["seed"]), f"{r['shoes']:,}", f"{r['rounds']:,}",
-                  ", ".join(map(str, r["versions"].values())), r["started_at"], r["ended_at"])
+        table.add(r.run_id, r.rules, str(r.seed), f"{r.shoes:,}", f"{r.rounds:,}",
+                  ", ".join(map(str, r.versions.values())), r.started_at.isoformat(), r.ended_at.isoformat())
     show(table)
 
 
@@ -722,7 +722,7 @@ def vacuum(
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
     records = read_runs(out.check_readable())
-    keep = {table: [r["versions"][table] for r in records if table in r["versions"]] for table in RUN_TABLES}
+    keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
     for table in out.tables():
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"

@@ -20,7 +20,8 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.runs import DamagedRun, commit_run, read_run, repair_command, run_problems
+from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run, read_run,
+                           repair_command, run_problems)
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import run_ranges
 
@@ -85,34 +86,25 @@ class JobPlan(Protocol):
 
     def table_schema(self, table: str) -> pa.Schema: ...
 
-    def result(self, written: Written) -> dict: ...
+    def result(self, written: Written) -> Any: ...  # a RunRecord when in_runs
 
 
-def run_record(plan, written: Written) -> dict:
+def run_record(plan, written: Written) -> RunRecord:
     """The record of a run a plan dealt (its row in `runs`): the plan's rule_set, seed, shoes and
     parameters, and what its tasks wrote, each task's result counting the outcomes it dealt."""
     outcomes = {key: sum(r["outcomes"][key] for r in written.results) for key in ("B", "P", "T")}
-    return {
-        "run_id": plan.run_id,
-        "parameters": plan.parameters(),
-        "rules": plan.rule_set.name,
-        "seed": plan.seed,
-        "shoes": plan.shoes,
-        "rounds": sum(f["rows"] for f in written.files if f["table"] == plan.tables[0]),
-        "decks": plan.rule_set.decks,
-        "bets": list(plan.rule_set.bets),
-        "outcomes": outcomes,
-        "partitions": len(written.results),
-        "software_version": __version__,
-        "spark_master": written.master,
-        "started_at": written.started.isoformat(),
-        "files": written.files,
-        "versions": written.versions,
-        "ended_at": written.ended.isoformat(),
-    }
+    parameters = plan.parameters()
+    return RunRecord(
+        run_id=plan.run_id, rules=plan.rule_set.name, rule_set=parameters["rules"], seed=plan.seed, shoes=plan.shoes,
+        rounds=sum(f["rows"] for f in written.files if f["table"] == plan.tables[0]),
+        banker_wins=outcomes["B"], player_wins=outcomes["P"], ties=outcomes["T"],
+        partitions=len(written.results), software_version=__version__, spark_master=written.master,
+        started_at=written.started, ended_at=written.ended, versions=written.versions,
+        files=tuple(FileEntry(**entry) for entry in written.files), strategies=parameters.get("strategies"),
+        banque={key: parameters[key] for key in BANQUE_PARAMETERS} if BANQUE_ROUNDS in written.versions else None)
 
 
-def _committed_run(plan: JobPlan) -> dict | None:
+def _committed_run(plan: JobPlan) -> RunRecord | None:
     """The runs row under the plan's run id, or None; a runs log that cannot be read is DamagedRun."""
     try:
         return read_run(plan.out, plan.run_id)
@@ -120,18 +112,18 @@ def _committed_run(plan: JobPlan) -> dict | None:
         raise DamagedRun(f"{error}; repair: the same command with --overwrite (docs/repair.md)") from None
 
 
-def committed_key(plan: JobPlan, record: dict | None) -> str | None:
+def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
     """The content key of the rows committed under the plan's run id (`record`: its runs row, for a
     plan in runs), None when there are none."""
     if plan.in_runs:
-        paths = [f["path"] for f in record["files"]] if record is not None else []
+        paths = [f.path for f in record.files] if record is not None else []
     else:
         paths = [f["path"] for f in plan.out.partition_files(plan.tables[0], plan.run_id)]
     keys = {key_of(path) for path in paths}
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
 
 
-def _sound(plan: JobPlan, record: dict | None, overwrite: bool) -> bool:
+def _sound(plan: JobPlan, record: RunRecord | None, overwrite: bool) -> bool:
     """Whether a committed run with the plan's rows passes its checks (sizes and contracts; the
     checksums too with `overwrite`). A damaged one is dealt again with `overwrite` (its tables' damaged
     logs are repaired before, by repair.repair_data_tables), else DamagedRun naming the repair command."""

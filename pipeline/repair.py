@@ -3,11 +3,12 @@ and the contracts) and repairing it: a damaged log is set aside from its first d
 runs whose recorded files still verify are committed again (docs/repair.md)."""
 
 import shlex
+from dataclasses import asdict
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.runs import (RUN_TABLES, RUNS, contract_problem, read_runs, repair_command, run_files, run_problems,
-                           transaction, uncommitted, written_run)
+from pipeline.runs import (RUN_TABLES, RUNS, RunRecord, contract_problem, read_runs, repair_command, run_problems,
+                           uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store
 
@@ -39,13 +40,13 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
             for f, size in zip(files, store.file_sizes([f["path"] for f in files])) if size != f["size"]]
 
 
-def _round_ev_problems(store: Store, run: dict) -> list[str]:
+def _round_ev_problems(store: Store, run: RunRecord) -> list[str]:
     try:
-        files = store.partition_files(ROUND_EV, run["run_id"])
+        files = store.partition_files(ROUND_EV, run.run_id)
     except StorageError:
         return []  # the table's damaged log is a line of its own
-    return [f"run {run['run_id']!r}: {why}; repair: {_table_repair(store, ROUND_EV)}" for f in files
-            if (why := contract_problem(store, f["path"], ROUND_EV, tuple(run["bets"])))]
+    return [f"run {run.run_id!r}: {why}; repair: {_table_repair(store, ROUND_EV)}" for f in files
+            if (why := contract_problem(store, f["path"], ROUND_EV, run.bets))]
 
 
 def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[str], int]:
@@ -56,9 +57,9 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
         runs = read_runs(store)
     except StorageError:
         return problems, 0  # the runs table's damaged log is a line already
-    if unknown := sorted(set(run_ids or ()) - {run["run_id"] for run in runs}):
+    if unknown := sorted(set(run_ids or ()) - {run.run_id for run in runs}):
         raise BaccaratError(f"unknown run id {unknown[0]!r}: no row in {store.location(RUNS)}")
-    checked = [run for run in runs if not run_ids or run["run_id"] in run_ids]
+    checked = [run for run in runs if not run_ids or run.run_id in run_ids]
     for run in checked:
         problems += [f"{line}; repair: {repair_command(store, run)}" for line in run_problems(store, run)]
         problems += _round_ev_problems(store, run)
@@ -91,7 +92,7 @@ def _restore_runs_rows(store: Store) -> list[str]:
             run = written_run(store, run_id, file["path"])
             if run is not None and not run_problems(store, run, committed=False):
                 store.commit_partition(RUNS, run_id, [file | {"rows": 1}], contract(RUNS).table_schema(()),
-                                       transaction(run))
+                                       run.transaction())
                 done.append(f"run {run_id!r}: its row is committed again to {store.location(RUNS)}")
                 break
     return done
@@ -106,14 +107,10 @@ def repair_data_tables(store: Store) -> list[str]:
     if runs_log := repair_logs(store, [RUNS]):
         done += runs_log + _restore_runs_rows(store)
     for run in read_runs(store):
-        for table in run["versions"]:
-            if uncommitted(store, run, table) and not run_problems(store, _only(run, table), checksums=True,
+        for table in run.versions:
+            if uncommitted(store, run, table) and not run_problems(store, run.only(table), checksums=True,
                                                                    committed=False):
-                store.commit_partition(table, run["run_id"], run_files(run, table),
-                                       contract(table).table_schema(tuple(BET_KINDS)), transaction(run))
-                done.append(f"run {run['run_id']!r}: its verified {table} files are committed again")
+                store.commit_partition(table, run.run_id, [asdict(f) for f in run.files_of(table)],
+                                       contract(table).table_schema(tuple(BET_KINDS)), run.transaction())
+                done.append(f"run {run.run_id!r}: its verified {table} files are committed again")
     return done
-
-
-def _only(run: dict, table: str) -> dict:
-    return run | {"files": run_files(run, table)}

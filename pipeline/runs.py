@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -36,101 +37,192 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def transaction(run: dict) -> tuple[str, int]:
-    """The Delta application transaction of a run's commits: its id, and its attempt's start in ms
-    (a later attempt of the same run id records a larger version)."""
-    return f"baccarat:{run['run_id']}", int(datetime.fromisoformat(run["started_at"]).timestamp() * 1000)
-
-
-def commit_run(store: Store, run: dict) -> None:
-    """Commit the run's row, last: from here on the run exists for the pipeline's readers."""
-    row = {
-        "run_id": run["run_id"], "rules": run["rules"], "rule_set": json.dumps(run["parameters"]["rules"]),
-        "seed": Decimal(run["seed"]), "shoes": run["shoes"], "rounds": run["rounds"],
-        "banker_wins": run["outcomes"]["B"], "player_wins": run["outcomes"]["P"], "ties": run["outcomes"]["T"],
-        "partitions": run["partitions"], "software_version": run["software_version"],
-        "spark_master": run["spark_master"], "started_at": datetime.fromisoformat(run["started_at"]),
-        "ended_at": datetime.fromisoformat(run["ended_at"]),
-        **{f"{table}_version": run["versions"].get(table) for table in RUN_TABLES},
-        "files": json.dumps(run["files"]),
-        "strategies": json.dumps(run["parameters"]["strategies"]) if "strategies" in run["parameters"] else None,
-        "banque": json.dumps({key: run["parameters"][key] for key in BANQUE_PARAMETERS})
-        if BANQUE_ROUNDS in run["versions"] else None,
-    }
-    schema = contract(RUNS).arrow()
-    name = f"run-{transaction(run)[1]}.parquet"
-    store.write_and_commit(RUNS, run["run_id"], name, pa.Table.from_pylist([row], schema=schema),
-                           contract(RUNS).table_schema(()), transaction(run))
-
-
 FILE_ENTRY = ("table", "path", "rows", "size", "sha256", "first_shoe", "last_shoe")
 
 
-def _files(text: str) -> list[dict]:
+@dataclass(frozen=True)
+class FileEntry:
+    """A data file of a run, as its runs row lists it."""
+
+    table: str
+    path: str  # under the output location
+    rows: int
+    size: int  # bytes
+    sha256: str
+    first_shoe: int
+    last_shoe: int  # inclusive
+
+    def holds_any(self, first: int, last: int) -> bool:
+        """Whether the file holds any of shoes [first, last)."""
+        return self.first_shoe < last and self.last_shoe >= first
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A committed run: its row in `runs` (schemas/runs.yaml), typed. from_row and row convert."""
+
+    run_id: str
+    rules: str  # the rule set's name
+    rule_set: dict  # the resolved rule set, as RuleSet.model_dump(mode="json") gives it
+    seed: int
+    shoes: int
+    rounds: int
+    banker_wins: int
+    player_wins: int
+    ties: int
+    partitions: int
+    software_version: str
+    spark_master: str
+    started_at: datetime
+    ended_at: datetime
+    versions: dict[str, int]  # each table of RUN_TABLES holding the run's rows, and the version of its commit
+    files: tuple[FileEntry, ...]
+    strategies: dict | None = None  # a game with options: the strategy pair played, as documents
+    banque: dict | None = None  # baccarat banque: the BANQUE_PARAMETERS
+
+    @property
+    def decks(self) -> int:
+        return self.rule_set["decks"]
+
+    @property
+    def bets(self) -> tuple[str, ...]:
+        return tuple(self.rule_set["bets"])
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        return {"B": self.banker_wins, "P": self.player_wins, "T": self.ties}
+
+    @property
+    def is_banque(self) -> bool:
+        return BANQUE_ROUNDS in self.versions
+
+    @property
+    def parameters(self) -> dict:
+        """What decided the run's rows (its job's parameters, the content key's input)."""
+        parameters = {"rules": self.rule_set, "seed": self.seed, "shoes": self.shoes}
+        if self.strategies is not None:
+            parameters["strategies"] = self.strategies
+        return parameters | (self.banque or {})
+
+    def files_of(self, table: str) -> tuple[FileEntry, ...]:
+        return tuple(f for f in self.files if f.table == table)
+
+    def files_over(self, table: str, first: int, last: int) -> tuple[FileEntry, ...]:
+        """The files of `table` holding any of shoes [first, last)."""
+        return tuple(f for f in self.files_of(table) if f.holds_any(first, last))
+
+    def only(self, table: str) -> "RunRecord":
+        """The record with the files of `table` alone."""
+        return replace(self, files=self.files_of(table))
+
+    def transaction(self) -> tuple[str, int]:
+        """The Delta application transaction of a run's commits: its id, and its attempt's start in ms
+        (a later attempt of the same run id records a larger version)."""
+        return f"baccarat:{self.run_id}", int(self.started_at.timestamp() * 1000)
+
+    def summary(self) -> dict:
+        """The record as `baccarat runs --json` prints it: everything but its files and parameters."""
+        return {"run_id": self.run_id, "rules": self.rules, "seed": self.seed, "shoes": self.shoes,
+                "rounds": self.rounds, "decks": self.decks, "bets": list(self.bets), "outcomes": self.outcomes,
+                "partitions": self.partitions, "software_version": self.software_version,
+                "spark_master": self.spark_master, "started_at": self.started_at.isoformat(),
+                "ended_at": self.ended_at.isoformat(), "versions": self.versions}
+
+    def row(self) -> dict:
+        """The record as its row in `runs`."""
+        return {
+            "run_id": self.run_id, "rules": self.rules, "rule_set": json.dumps(self.rule_set),
+            "seed": Decimal(self.seed), "shoes": self.shoes, "rounds": self.rounds, "banker_wins": self.banker_wins,
+            "player_wins": self.player_wins, "ties": self.ties, "partitions": self.partitions,
+            "software_version": self.software_version, "spark_master": self.spark_master,
+            "started_at": self.started_at, "ended_at": self.ended_at,
+            **{f"{table}_version": self.versions.get(table) for table in RUN_TABLES},
+            "files": json.dumps([asdict(f) for f in self.files]),
+            "strategies": None if self.strategies is None else json.dumps(self.strategies),
+            "banque": None if self.banque is None else json.dumps(self.banque),
+        }
+
+    @classmethod
+    def from_row(cls, row: dict) -> "RunRecord":
+        """A runs row as the run's record, or a one-line error naming what is malformed."""
+        try:
+            return cls(
+                run_id=row["run_id"], rules=row["rules"],
+                rule_set=_document(row["rule_set"], "rule_set", ("decks", "bets")), seed=int(row["seed"]),
+                shoes=row["shoes"], rounds=row["rounds"], banker_wins=row["banker_wins"],
+                player_wins=row["player_wins"], ties=row["ties"], partitions=row["partitions"],
+                software_version=row["software_version"], spark_master=row["spark_master"],
+                started_at=_moment(row["started_at"]), ended_at=_moment(row["ended_at"]),
+                versions={table: row[f"{table}_version"] for table in RUN_TABLES
+                          if row.get(f"{table}_version") is not None},
+                files=_files(row["files"]),
+                strategies=None if row.get("strategies") is None else _document(row["strategies"], "strategies"),
+                banque=None if row.get("banque") is None else _document(row["banque"], "banque", BANQUE_PARAMETERS))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise BaccaratError(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
+                                f"{error})".splitlines()[0]) from None
+
+
+def _document(text: str, column: str, keys: tuple[str, ...] = ()) -> dict:
+    """A JSON column of a runs row: an object holding `keys`."""
+    document = json.loads(text)
+    if not isinstance(document, dict) or not set(keys) <= document.keys():
+        raise ValueError(f"{column} is not a JSON object" + (f" with {', '.join(keys)}" if keys else ""))
+    return document
+
+
+def _moment(value: datetime) -> datetime:
+    if not isinstance(value, datetime):
+        raise TypeError(f"{value!r} is not a timestamp")
+    return value
+
+
+def _files(text: str) -> tuple[FileEntry, ...]:
     """The data files a runs row lists, each with every key of FILE_ENTRY."""
     files = json.loads(text)
     if not isinstance(files, list) or not all(isinstance(f, dict) and set(FILE_ENTRY) <= f.keys() for f in files):
         raise ValueError(f"files is not a list of file entries ({', '.join(FILE_ENTRY)})")
-    return files
+    return tuple(FileEntry(**{key: f[key] for key in FILE_ENTRY}) for f in files)
 
 
-def _record(row: dict) -> dict:
-    """A runs row as the run's record (the shape the simulation returns)."""
-    try:
-        rules = json.loads(row["rule_set"])
-        parameters = {"rules": rules, "seed": int(row["seed"]), "shoes": row["shoes"]}
-        if row.get("strategies") is not None:
-            parameters["strategies"] = json.loads(row["strategies"])
-        if row.get("banque") is not None:
-            parameters |= json.loads(row["banque"])
-        return {
-            "run_id": row["run_id"],
-            "parameters": parameters,
-            "rules": row["rules"], "seed": int(row["seed"]), "shoes": row["shoes"], "rounds": row["rounds"],
-            "decks": rules["decks"], "bets": list(rules["bets"]),
-            "outcomes": {"B": row["banker_wins"], "P": row["player_wins"], "T": row["ties"]},
-            "partitions": row["partitions"], "software_version": row["software_version"],
-            "spark_master": row["spark_master"], "started_at": row["started_at"].isoformat(),
-            "ended_at": row["ended_at"].isoformat(),
-            "versions": {table: row[f"{table}_version"] for table in RUN_TABLES
-                         if row.get(f"{table}_version") is not None},
-            "files": _files(row["files"]),
-        }
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise BaccaratError(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
-                            f"{error})".splitlines()[0]) from None
+def commit_run(store: Store, run: RunRecord) -> None:
+    """Commit the run's row, last: from here on the run exists for the pipeline's readers."""
+    schema = contract(RUNS).arrow()
+    name = f"run-{run.transaction()[1]}.parquet"
+    store.write_and_commit(RUNS, run.run_id, name, pa.Table.from_pylist([run.row()], schema=schema),
+                           contract(RUNS).table_schema(()), run.transaction())
 
 
-def read_runs(store: Store) -> list[dict]:
+def read_runs(store: Store) -> list[RunRecord]:
     """Every committed run's record, by run id."""
     rows = store.read_rows(RUNS)
-    return sorted((_record(row) for row in rows.to_pylist()), key=lambda r: r["run_id"]) if rows else []
+    return sorted((RunRecord.from_row(row) for row in rows.to_pylist()), key=lambda r: r.run_id) if rows else []
 
 
-def read_run(store: Store, run_id: str) -> dict | None:
+def read_run(store: Store, run_id: str) -> RunRecord | None:
     rows = store.read_rows(RUNS, [run_id])
-    return _record(rows.to_pylist()[0]) if rows is not None and rows.num_rows else None
+    return RunRecord.from_row(rows.to_pylist()[0]) if rows is not None and rows.num_rows else None
 
 
-def written_run(store: Store, run_id: str, path: str) -> dict | None:
+def written_run(store: Store, run_id: str, path: str) -> RunRecord | None:
     """The record in the runs row file at `path` (committed or not), or None when it holds no readable row."""
     try:
         rows = store.read_file_rows(path).to_pylist()
-        return _record(rows[0] | {"run_id": run_id}) if len(rows) == 1 else None
+        return RunRecord.from_row(rows[0] | {"run_id": run_id}) if len(rows) == 1 else None
     except (BaccaratError, StorageError):
         return None
 
 
-def read_committed_run(store: Store, run_id: str) -> tuple[dict, RuleSet]:
+def read_committed_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
     """A committed run's record and its rule set, or a one-line error: an unknown run, a malformed rule set."""
     record = read_run(store, run_id)
     if record is None:
         raise BaccaratError(f"unknown run id {run_id!r}: no row in {store.location(RUNS)}")
-    if BANQUE_ROUNDS in record["versions"]:
+    if record.is_banque:
         raise BaccaratError(f"run {run_id!r} is a baccarat banque run, in {store.location(BANQUE_ROUNDS)}: the marts, "
                             "the report and the composition read one-hand rounds")
     try:
-        return record, RuleSet.model_validate(record["parameters"]["rules"])
+        return record, RuleSet.model_validate(record.rule_set)
     except ValidationError as error:
         raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
 
@@ -142,26 +234,21 @@ def committed_runs(store: Store, table: str = "rounds") -> list[str]:
     return sorted(row["run_id"] for row in rows.to_pylist() if row[f"{table}_version"] is not None) if rows else []
 
 
-def run_files(run: dict, table: str) -> list[dict]:
-    return [f for f in run["files"] if f["table"] == table]
-
-
 class DamagedRun(StorageError):
     """A committed run whose files, or the logs of its tables, fail their checks: one line naming the
     first problem and the command that repairs it (docs/repair.md)."""
 
 
-def repair_command(store: Store, run: dict) -> str:
+def repair_command(store: Store, run: RunRecord) -> str:
     """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
-    words = ["baccarat", "simulate", "--rules", run["rules"], "--seed", str(run["seed"]), "--shoes", str(run["shoes"]),
-             "--partitions", str(run["partitions"]), "--run-id", run["run_id"], "--out", store.uri]
-    parameters = run["parameters"]
-    if strategies := parameters.get("strategies"):
+    words = ["baccarat", "simulate", "--rules", run.rules, "--seed", str(run.seed), "--shoes", str(run.shoes),
+             "--partitions", str(run.partitions), "--run-id", run.run_id, "--out", store.uri]
+    if strategies := run.strategies:
         words += ["--player-strategy", strategies["player"]["name"], "--banker-strategy", strategies["banker"]["name"]]
-    if BANQUE_ROUNDS in run["versions"]:
-        words += ["--decks", str(parameters["decks"] or "infinite"), "--banker-policy",
-                  parameters["banker_policy"]["name"], "--player-strategy",
-                  ",".join(strategy["name"] for strategy in parameters["player_strategies"])]
+    if run.is_banque:
+        banque = run.banque
+        words += ["--decks", str(banque["decks"] or "infinite"), "--banker-policy", banque["banker_policy"]["name"],
+                  "--player-strategy", ",".join(strategy["name"] for strategy in banque["player_strategies"])]
     return shlex.join([*words, "--overwrite"])
 
 
@@ -180,15 +267,15 @@ def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...],
     return None
 
 
-def uncommitted(store: Store, run: dict, table: str) -> str | None:
+def uncommitted(store: Store, run: RunRecord, table: str) -> str | None:
     """Why the table does not hold the files the run's row lists (now, or at the version it records)."""
-    listed, recorded = sorted(f["path"] for f in run_files(run, table)), run["versions"][table]
+    listed, recorded = sorted(f.path for f in run.files_of(table)), run.versions[table]
     try:
-        if listed == [f["path"] for f in store.partition_files(table, run["run_id"])]:
+        if listed == [f["path"] for f in store.partition_files(table, run.run_id)]:
             return None
         delta = store.delta_table(table)
         latest = delta.version() if delta is not None else -1
-        if recorded <= latest and listed == [f["path"] for f in store.partition_files(table, run["run_id"], recorded)]:
+        if recorded <= latest and listed == [f["path"] for f in store.partition_files(table, run.run_id, recorded)]:
             return None  # an overwrite that failed after this table's commit: the run's own version holds them
     except StorageError as error:
         return str(error)
@@ -197,34 +284,32 @@ def uncommitted(store: Store, run: dict, table: str) -> str | None:
     return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")
 
 
-def run_problems(store: Store, run: dict, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
+def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
     """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: tables
     that do not hold the files its row lists (unless `committed` is False), files missing or of another
     size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
-    problems = [why for table in run["versions"] if committed and (why := uncommitted(store, run, table))]
-    files = run["files"]
+    problems = [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
     sound = []
-    for entry, size in zip(files, store.file_sizes([f["path"] for f in files])):
-        where = store.location(entry["path"])
+    for entry, size in zip(run.files, store.file_sizes([f.path for f in run.files])):
+        where = store.location(entry.path)
         if size is None:
             problems.append(f"data file missing or not a regular file: {where}")
-        elif size != entry["size"]:
-            problems.append(f"data file is {size:,} bytes, its runs row records {entry['size']:,}: {where}")
+        elif size != entry.size:
+            problems.append(f"data file is {size:,} bytes, its runs row records {entry.size:,}: {where}")
         else:
             sound.append(entry)
-    hashed = [f for f in sound if checksums is True or (checksums and f["path"] in checksums)]
+    hashed = [f.path for f in sound if checksums is True or (checksums and f.path in checksums)]
     with ThreadPoolExecutor(os.cpu_count()) as pool:  # hashing and reading release the GIL
-        digests = dict(zip((f["path"] for f in hashed), pool.map(store.sha256, [f["path"] for f in hashed])))
+        digests = dict(zip(hashed, pool.map(store.sha256, hashed)))
     for entry in sound:
-        if entry["path"] in digests and digests[entry["path"]] != entry["sha256"]:
-            problems.append(f"data file fails its checksum: {store.location(entry['path'])}")
-        elif why := contract_problem(store, entry["path"], entry["table"], tuple(run["bets"]),
-                                     "strategies" in run["parameters"]):
+        if entry.path in digests and digests[entry.path] != entry.sha256:
+            problems.append(f"data file fails its checksum: {store.location(entry.path)}")
+        elif why := contract_problem(store, entry.path, entry.table, run.bets, run.strategies is not None):
             problems.append(why)
-    return [f"run {run['run_id']!r}: {problem}" for problem in problems]
+    return [f"run {run.run_id!r}: {problem}" for problem in problems]
 
 
-def check_run(store: Store, run: dict, checksums: bool | set[str] = True) -> None:
+def check_run(store: Store, run: RunRecord, checksums: bool | set[str] = True) -> None:
     """A committed run whose files pass run_problems' checks, or DamagedRun naming the first problem and
     the repair command."""
     if problems := run_problems(store, run, checksums):

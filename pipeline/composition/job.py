@@ -18,7 +18,7 @@ from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
 from pipeline.jobs import Written, content_key, new_tag
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import check_run, read_committed_run, run_files
+from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
@@ -30,7 +30,7 @@ SHOES_PER_TASK = 10_000  # the exact EVs cost far more per shoe than dealing: sm
 
 @dataclass(frozen=True)
 class Plan:
-    run: dict  # the committed run's record
+    run: RunRecord  # the committed run's
     rule_set: RuleSet
     shoes: int  # the run's first `shoes` shoes
     counts: tuple[CountSystem, ...]
@@ -48,7 +48,7 @@ class Plan:
 
     @property
     def run_id(self) -> str:
-        return self.run["run_id"]
+        return self.run.run_id
 
     @property
     def bets(self) -> tuple[str, ...]:
@@ -64,7 +64,7 @@ class Plan:
     def parameters(self) -> dict:
         """The rows depend on the run's parameters, the shoes and the count systems alone, so files of
         equal content keys hold equal rows whatever the partitions."""
-        return {"run": self.run["parameters"], "shoes": self.shoes,
+        return {"run": self.run.parameters, "shoes": self.shoes,
                 "counts": [system.model_dump(mode="json") for system in self.counts]}
 
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
@@ -84,18 +84,18 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     more shoes than it holds, count systems that are bad or meant for bets its rule set lacks.
     `counts`: comma-separated names or paths, None for the shipped systems its rule set can use."""
     run, rule_set = read_committed_run(out, run_id)
-    if shoes is not None and shoes > run["shoes"]:
-        raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run['shoes']:,} shoes)")
+    if shoes is not None and shoes > run.shoes:
+        raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run.shoes:,} shoes)")
     systems = count_systems_for(rule_set, counts)
     check_run(out, run)
-    return Plan(run, rule_set, shoes or run["shoes"], systems, out, partitions)
+    return Plan(run, rule_set, shoes or run.shoes, systems, out, partitions)
 
 
 def _shoe_rows(plan: Plan, table: str, columns: tuple[str, ...], first: int, last: int) -> pa.Table:
     """The rows of shoes [first, last) of one of the run's tables, from the committed files that hold them."""
-    files = [f for f in run_files(plan.run, table) if f["first_shoe"] < last and f["last_shoe"] >= first]
-    parts = [pq.read_table(plan.out.fs_path(f["path"]), filesystem=plan.out.filesystem, columns=list(columns),
-                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)]) for f in files]
+    parts = [pq.read_table(plan.out.fs_path(f.path), filesystem=plan.out.filesystem, columns=list(columns),
+                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)])
+             for f in plan.run.files_over(table, first, last)]
     return pa.concat_tables(parts)
 
 

@@ -14,7 +14,8 @@ from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.value import pair_value
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
-from pipeline.runs import DamagedRun, check_run, committed_runs, contract_problem, read_committed_run, run_files
+from pipeline.runs import (DamagedRun, RunRecord, check_run, committed_runs, contract_problem,
+                           read_committed_run)
 from pipeline.schemas import contract
 from pipeline.storage import Store
 
@@ -61,30 +62,30 @@ def strategy_pair_reference(rule_set: RuleSet, strategies: StrategyPair) -> Refe
 @dataclass(frozen=True)
 class RunInput:
     out: Store
-    record: dict  # the run's record, from its runs row
+    record: RunRecord
     rule_set: RuleSet
 
     @property
     def run_id(self) -> str:
-        return self.record["run_id"]
+        return self.record.run_id
 
     def files(self, table: str) -> list[str]:
         """The run's files of a table in shoe order, as the query engines take them."""
-        return [self.out.reader_path(f["path"]) for f in run_files(self.record, table)]
+        return [self.out.reader_path(f.path) for f in self.record.files_of(table)]
 
     def round_ev_files(self) -> list[str]:
         """The run's committed files of the round_ev table (`baccarat composition`), as the query engines
         take them, each checked against the contract; none for a run without round_ev rows."""
         files = self.out.partition_files(contract("round_ev").table, self.run_id)
         for entry in files:
-            if problem := contract_problem(self.out, entry["path"], "round_ev", tuple(self.record["bets"])):
+            if problem := contract_problem(self.out, entry["path"], "round_ev", self.record.bets):
                 raise BaccaratError(problem)
         return [self.out.reader_path(entry["path"]) for entry in files]
 
     @cached_property
     def strategies(self) -> StrategyPair | None:
         """The strategy pair the run played (a game with options), else None."""
-        document = self.record["parameters"].get("strategies")
+        document = self.record.strategies
         return None if document is None else StrategyPair.from_document(document)
 
     @cached_property
@@ -109,7 +110,7 @@ class RunInput:
 
     def checkpoints(self) -> pa.Table:
         """Log-spaced round counts 1, 2, 5, 10, 20, 50, ... up to the run's rounds, and the rounds."""
-        rounds, points, scale = self.record["rounds"], set(), 1
+        rounds, points, scale = self.record.rounds, set(), 1
         while scale <= rounds:
             points |= {n for n in (scale, 2 * scale, 5 * scale) if n <= rounds}
             scale *= 10

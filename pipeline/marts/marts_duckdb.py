@@ -4,7 +4,6 @@ import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
-from pipeline.runs import run_files
 
 PREPARED = ("shoe_totals", "blocks", "round_groups", "round_histogram", "session_histogram")
 
@@ -18,13 +17,13 @@ def rounds_views(run: RunInput) -> list[str]:
     files are in shoe order and the runs row counts their rows, so no window or join is
     needed); `opening`: the same for the first files only, enough for the first 100 rounds."""
     parts, opening, offset = [], [], 0
-    for entry, path in zip(run_files(run.record, "rounds"), run.files("rounds")):
+    for entry, path in zip(run.record.files_of("rounds"), run.files("rounds")):
         parts.append(f"SELECT {offset} + file_row_number AS run_row, * EXCLUDE (file_row_number) "
                      f"FROM read_parquet({_quoted(path)}, file_row_number = true, "
                      "hive_partitioning = false)")
         if offset < 100:
             opening.append(parts[-1])
-        offset += entry["rows"]
+        offset += entry.rows
     return ["CREATE VIEW rounds AS " + " UNION ALL ".join(parts),
             "CREATE VIEW opening AS " + " UNION ALL ".join(opening)]
 

@@ -19,7 +19,7 @@ from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
 from pipeline.marts.warehouse import journal, seal, sql_list, sql_string
-from pipeline.runs import DamagedRun, committed_runs, read_run, run_files
+from pipeline.runs import DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
 
@@ -68,10 +68,9 @@ def _drop(out: Store, name: str, run_id: str, when: int) -> None:
                              (f"baccarat-marts:{run_id}", when))
 
 
-def read_shoe_rounds(out: Store, run: dict, shoe_id: int, columns: list[str]) -> pl.DataFrame:
+def read_shoe_rounds(out: Store, run: RunRecord, shoe_id: int, columns: list[str]) -> pl.DataFrame:
     """The rounds of one shoe of a committed run, in order, from the files its runs row lists."""
-    files = [f for f in run_files(run, "rounds") if f["first_shoe"] <= shoe_id <= f["last_shoe"]]
-    paths = [out.reader_path(f["path"]) for f in files]
+    paths = [out.reader_path(f.path) for f in run.files_over("rounds", shoe_id, shoe_id + 1)]
     if not paths:
         return pl.DataFrame(schema={c: pl.Null for c in columns})
     return (pl.scan_parquet(paths, hive_partitioning=False, storage_options=out.polars_options())
@@ -134,7 +133,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     return target, left_out
 
 
-def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, dict]) -> None:
+def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, RunRecord]) -> None:
     with out.duckdb_connection() as con:
         con.execute(f"SET file_search_path = {sql_string(str(base))}")
         con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
@@ -147,8 +146,8 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
         if out.is_local:
             for table in ("rounds", "shoes"):
-                files = [os.path.relpath(out.reader_path(f["path"]), base)
-                         for run_id in runs for f in run_files(records[run_id], table)]
+                files = [os.path.relpath(out.reader_path(f.path), base)
+                         for run_id in runs for f in records[run_id].files_of(table)]
                 source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
                           if files else _empty(table))
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")

@@ -13,7 +13,7 @@ from pipeline.marts.bounds import Bounds
 from pipeline.marts.warehouse import open_warehouse
 from pipeline.report.composition import composition_section
 from pipeline.report.page import assemble_page
-from pipeline.runs import check_run, read_run, read_runs, run_files
+from pipeline.runs import check_run, read_run, read_runs
 from pipeline.storage import Store
 
 MARTS = {
@@ -49,7 +49,7 @@ def _composition(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, pl.Da
 
 def _newest(out: Store, runs: list[str]) -> str:
     """The run committed last (its ended_at); runs no longer committed count as oldest."""
-    ended = {record["run_id"]: record["ended_at"] for record in read_runs(out)}
+    ended = {record.run_id: record.ended_at.isoformat() for record in read_runs(out)}
     return max(runs, key=lambda run_id: (ended.get(run_id, ""), run_id))
 
 
@@ -84,8 +84,7 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
         raise BaccaratError(f"warehouse {path}: {str(error).strip().splitlines()[0]}") from None
     record = read_run(out, run_id)
     if record is not None and shoe_id is not None:  # the shoe's rounds files are read: hashed first
-        check_run(out, record, {f["path"] for f in run_files(record, "rounds")
-                                if f["first_shoe"] <= shoe_id <= f["last_shoe"]})
+        check_run(out, record, {f.path for f in record.files_over("rounds", shoe_id, shoe_id + 1)})
     data["shoe_rounds"] = read_shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
     try:

@@ -31,6 +31,7 @@ from pipeline.report.style import (
     number,
     percent,
 )
+from pipeline.runs import RunRecord
 
 PLOT_CONFIG = {"displaylogo": False, "responsive": True, "displayModeBar": False}
 # Charts are drawn while the page is parsed; once everything is laid out, fit them to their cards.
@@ -127,26 +128,17 @@ def bet_table(bets: pl.DataFrame) -> str:
                   "Exact house edge", "SD", "Exact SD", "z"], rows)
 
 
-def _when(stamp: str | None) -> str:
-    if not stamp:
-        return "–"
-    try:
-        return datetime.fromisoformat(stamp).strftime("%Y-%m-%d %H:%M:%S %Z").strip()
-    except ValueError:
-        return stamp
+def _when(moment: datetime | None) -> str:
+    return "–" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
 
 
-def _duration(run: dict) -> str:
-    try:
-        seconds = (datetime.fromisoformat(run["ended_at"]) - datetime.fromisoformat(run["started_at"]))
-        return f"{seconds.total_seconds():,.1f} s"
-    except (KeyError, TypeError, ValueError):
-        return "–"
+def _duration(run: RunRecord | None) -> str:
+    return "–" if run is None else f"{(run.ended_at - run.started_at).total_seconds():,.1f} s"
 
 
-def payouts(run: dict) -> str:
+def payouts(run: RunRecord | None) -> str:
     """'player 1:1, banker 0.95:1 (…), tie 8:1' from the run's resolved rule set."""
-    bets = run.get("parameters", {}).get("rules", {}).get("bets", {})
+    bets = run.rule_set["bets"] if run else {}
     parts = []
     for bet, terms in bets.items():
         extra = []
@@ -158,30 +150,34 @@ def payouts(run: dict) -> str:
     return ", ".join(parts) or "–"
 
 
-def parameters(run_id: str, run: dict | None, summary: pl.DataFrame) -> list[tuple[str, str]]:
+def _known(run: RunRecord | None, field: str, first: dict, missing: str):
+    """A field of the run's record; without a runs row, the summary's value or `missing`."""
+    return getattr(run, field) if run else first.get(field, missing)
+
+
+def parameters(run_id: str, run: RunRecord | None, summary: pl.DataFrame) -> list[tuple[str, str]]:
     """The run's parameters as (name, value) pairs, from its row in runs (the commit)."""
-    m = run or {}
-    rules = m.get("parameters", {}).get("rules", {})
+    rules = run.rule_set if run else {}
     first = summary.row(0, named=True) if summary.height else {}
     burn, cut = rules.get("burn") or {}, rules.get("cut_card") or {}
     return [
         ("Run id", run_id),
-        ("Rules", f"{m.get('rules', first.get('rules', '–'))}" + (f": {rules['description']}" if rules.get(
+        ("Rules", f"{_known(run, 'rules', first, '–')}" + (f": {rules['description']}" if rules.get(
             "description") else "")),
-        ("Decks", str(m.get("decks", "–"))),
-        ("Payouts (net per unit)", payouts(m)),
+        ("Decks", str(_known(run, "decks", {}, "–"))),
+        ("Payouts (net per unit)", payouts(run)),
         ("Burn", "on" if burn.get("enabled") else "off" if burn else "–"),
         ("Cut card", f"{cut['cards_from_end']} cards from the end" + (", one more round after it"
                                                                       if cut.get("extra_round") else "")
          if cut else "–"),
-        ("Seed", str(m.get("seed", "–"))),
-        ("Shoes", number(m.get("shoes", first.get("shoes")))),
-        ("Rounds", number(m.get("rounds", first.get("rounds")))),
-        ("Partitions", str(m.get("partitions", "–"))),
-        ("Spark master", str(m.get("spark_master", "–"))),
-        ("Started", _when(m.get("started_at"))),
-        ("Ended", _when(m.get("ended_at")) + f" (dealt in {_duration(m)})"),
-        ("Software version", f"baccarat-pipeline {m.get('software_version', '–')}"),
+        ("Seed", str(_known(run, "seed", {}, "–"))),
+        ("Shoes", number(_known(run, "shoes", first, None))),
+        ("Rounds", number(_known(run, "rounds", first, None))),
+        ("Partitions", str(_known(run, "partitions", {}, "–"))),
+        ("Spark master", str(_known(run, "spark_master", {}, "–"))),
+        ("Started", _when(run and run.started_at)),
+        ("Ended", _when(run and run.ended_at) + f" (dealt in {_duration(run)})"),
+        ("Software version", f"baccarat-pipeline {_known(run, 'software_version', {}, '–')}"),
     ]
 
 
@@ -189,15 +185,14 @@ def parameters_table(pairs: list[tuple[str, str]]) -> str:
     return table(["Parameter", "Value"], [[html.escape(k), html.escape(v)] for k, v in pairs], css="params")
 
 
-def header(run_id: str, run: dict | None, summary: pl.DataFrame) -> str:
-    m = run or {}
+def header(run_id: str, run: RunRecord | None, summary: pl.DataFrame) -> str:
     first = summary.row(0, named=True) if summary.height else {}
-    rules = m.get("rules", first.get("rules", "?"))
-    facts = [f"{rules}", decks_text(m["decks"]) if "decks" in m else "? decks", f"seed {m.get('seed', '?')}",
-             f"{number(m.get('shoes', first.get('shoes')))} shoes",
-             f"{number(m.get('rounds', first.get('rounds')))} rounds",
-             f"{m.get('partitions', '?')} partitions", f"ended {_when(m.get('ended_at'))}",
-             f"baccarat-pipeline {m.get('software_version', '?')}"]
+    rules = _known(run, "rules", first, "?")
+    facts = [f"{rules}", decks_text(run.decks) if run else "? decks", f"seed {_known(run, 'seed', {}, '?')}",
+             f"{number(_known(run, 'shoes', first, None))} shoes",
+             f"{number(_known(run, 'rounds', first, None))} rounds",
+             f"{_known(run, 'partitions', {}, '?')} partitions", f"ended {_when(run and run.ended_at)}",
+             f"baccarat-pipeline {_known(run, 'software_version', {}, '?')}"]
     if run is None:
         facts.append("run missing")
     return (f'<header><h1>Baccarat run {html.escape(run_id)}<span class="rules">{html.escape(rules)}</span></h1>'
@@ -301,7 +296,7 @@ def chart_cards(data: dict[str, pl.DataFrame], shoe_id: int | None) -> dict[str,
     }
 
 
-def assemble_page(run_id: str, run: dict | None, data: dict[str, pl.DataFrame], shoe_id: int | None,
+def assemble_page(run_id: str, run: RunRecord | None, data: dict[str, pl.DataFrame], shoe_id: int | None,
                   sections: str = "") -> str:
     """The whole page: plotly.js inlined once in the head, then the header, key figures, charts, tables,
     and `sections` (HTML) below them."""

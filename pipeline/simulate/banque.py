@@ -26,7 +26,7 @@ from pipeline.games.value import INFINITE, shoe_of
 from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
-from pipeline.runs import BANQUE_ROUNDS
+from pipeline.runs import BANQUE_ROUNDS, RunRecord
 from pipeline.schemas import contract
 from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import PARTITION, Store
@@ -268,7 +268,7 @@ class BanquePlan:
     def table_schema(self, table: str) -> pa.Schema:
         return pa.schema([pa.field(PARTITION, pa.string(), nullable=False), *contract(TABLE).arrow()])
 
-    def result(self, written: Written) -> dict:
+    def result(self, written: Written) -> RunRecord:
         return run_record(self, written)
 
 

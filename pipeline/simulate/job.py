@@ -16,7 +16,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import DATA_TABLES
+from pipeline.runs import DATA_TABLES, RunRecord
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import Store
@@ -74,7 +74,7 @@ class Plan:
     def table_schema(self, table: str) -> pa.Schema:
         return contract(table).table_schema(tuple(BET_KINDS))
 
-    def result(self, written: Written) -> dict:
+    def result(self, written: Written) -> RunRecord:
         return run_record(self, written)
 
 

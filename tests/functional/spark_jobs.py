@@ -8,14 +8,14 @@ from pipeline.cli import main
 from pipeline.games.pairs import strategy_pair
 from pipeline.jobs import already_committed, run_job
 from pipeline.rule_sets import load_rule_set
-from pipeline.runs import read_run, run_files
+from pipeline.runs import RunRecord, read_run
 from pipeline.simulate import job
 from pipeline.storage import Store
 
 
 def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
              partitions: int = 3, run_id: str | None = None, player_strategy: str | None = None,
-             banker_strategy: str | None = None) -> dict:
+             banker_strategy: str | None = None) -> RunRecord:
     """Run the simulation job into `out` (a folder or URI) through the suite's session; returns the
     run's record. A game with options plays the named strategies, by default its equilibrium."""
     store = Store.parse(str(out)).check_writable()
@@ -36,6 +36,6 @@ def simulate_with_marts(spark, out: Path, **parameters) -> Path:
 def read_table(out: Path | str, run_id: str, table: str) -> pl.DataFrame:
     """Every file of a committed run's table, in the order its runs row lists them."""
     store = Store.parse(str(out))
-    paths = [store.reader_path(f["path"]) for f in run_files(read_run(store, run_id), table)]
+    paths = [store.reader_path(f.path) for f in read_run(store, run_id).files_of(table)]
     return pl.concat([pl.read_parquet(p, hive_partitioning=False, storage_options=store.polars_options())
                       for p in paths])

@@ -43,11 +43,11 @@ def test_a_banque_run_has_its_runs_row_so_runs_lists_it_and_a_rerun_is_decided_b
     status, stdout, err = cli(*args)
     assert (status, err) == (0, "") and "committed banque run 'banque-s5-n300'" in stdout
     record = read_run(out, "banque-s5-n300")
-    assert record["versions"] == {"banque_rounds": 1} and record["partitions"] == 2 and record["shoes"] == 300
-    assert record["rounds"] == out.read_rows("banque_rounds").num_rows
-    assert sum(record["outcomes"].values()) == 2 * record["rounds"]  # each round, two hands against the Banker
-    assert record["parameters"]["banker_policy"]["name"] == "banque_banker_maximises_expected_total"
-    assert [f["table"] for f in record["files"]] == ["banque_rounds"] * 2
+    assert record.versions == {"banque_rounds": 1} and record.partitions == 2 and record.shoes == 300
+    assert record.rounds == out.read_rows("banque_rounds").num_rows
+    assert sum(record.outcomes.values()) == 2 * record.rounds  # each round, two hands against the Banker
+    assert record.parameters["banker_policy"]["name"] == "banque_banker_maximises_expected_total"
+    assert [f.table for f in record.files] == ["banque_rounds"] * 2
     check_run(out, record)
     status, stdout, _ = cli("runs", "--out", out, "--json")
     assert status == 0 and json.loads(stdout)["versions"] == {"banque_rounds": 1}
@@ -66,7 +66,7 @@ def test_a_damaged_banque_run_is_refused_naming_its_repair_and_dealt_again_with_
             "--banker-policy", "banque_banker_follows_punto_banco"]
     assert cli(*args)[0] == 0
     record = read_run(out, "banque-s6-n200")
-    damaged = tmp_path / "data" / record["files"][1]["path"]
+    damaged = tmp_path / "data" / record.files[1].path
     damaged.write_bytes(damaged.read_bytes()[:-10])
     status, _, err = cli(*args)
     assert status == 1 and err.count("\n") == 1 and "data file is" in err
@@ -74,4 +74,4 @@ def test_a_damaged_banque_run_is_refused_naming_its_repair_and_dealt_again_with_
     assert "--banker-policy banque_banker_follows_punto_banco" in repair and repair.endswith("--overwrite")
     status, _, err = cli(*shlex.split(repair)[1:])
     assert (status, err) == (0, "")
-    assert read_run(out, "banque-s6-n200")["files"] == record["files"] and cli("verify", "--out", out)[0] == 0
+    assert read_run(out, "banque-s6-n200").files == record.files and cli("verify", "--out", out)[0] == 0

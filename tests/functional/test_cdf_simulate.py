@@ -136,9 +136,9 @@ def test_every_round_replays_from_its_shoe_its_stream_and_its_decisions(runs, na
     out, records = runs
     record = records[name]
     rule_set = load_rule_set(RUNS[name][0])
-    strategies = record["parameters"]["strategies"]
-    rounds, shoes = (read_table(out, record["run_id"], table) for table in ("rounds", "shoes"))
-    assert rounds.height == record["rounds"] > SHOES * 50
+    strategies = record.strategies
+    rounds, shoes = (read_table(out, record.run_id, table) for table in ("rounds", "shoes"))
+    assert rounds.height == record.rounds > SHOES * 50
     for shoe, dealt in zip(shoes.iter_rows(named=True), rounds.partition_by("shoe_id", maintain_order=True)):
         replay_shoe(rule_set.draw_rules, rule_set, strategies, shoe, dealt)
     options = rounds.select(pl.col("player_option").drop_nulls().unique().sort(),
@@ -166,11 +166,11 @@ def test_the_run_records_its_strategy_pair_whole(runs):
     out, records = runs
     store = Store.parse(str(out))
     for name, (rules, _, player, banker) in RUNS.items():
-        record = read_run(store, records[name]["run_id"])
+        record = read_run(store, records[name].run_id)
         assert record == records[name]
-        pair = StrategyPair.from_document(record["parameters"]["strategies"])
+        pair = StrategyPair.from_document(record.strategies)
         assert pair == strategy_pair(load_rule_set(rules), player, banker)
-    assert records["casino"]["parameters"]["strategies"]["banker"]["name"] == \
+    assert records["casino"].strategies["banker"]["name"] == \
         "chemin_de_fer_equilibrium_6_decks_cards_banker"  # the default: the Banker sees his cards
 
 
@@ -197,19 +197,19 @@ def test_same_rounds_whatever_the_ranges():
 def test_punto_banco_files_have_no_decision_columns_and_the_table_gives_them_null(spark, runs):
     out, records = runs
     punto = simulate(spark, out, rules="punto_banco", seed=16, shoes=20)
-    names = pl.read_parquet(out / punto["files"][0]["path"], hive_partitioning=False).columns
+    names = pl.read_parquet(out / punto.files[0].path, hive_partitioning=False).columns
     assert "player_option" not in names and "banker_option" not in names
     table = pl.read_delta(str(out / "rounds"))
     by_run = table.group_by("run_id").agg(pl.col("player_option").null_count(), pl.len())
     counts = {row["run_id"]: (row["player_option"], row["len"]) for row in by_run.iter_rows(named=True)}
-    assert counts[punto["run_id"]][0] == counts[punto["run_id"]][1] == punto["rounds"]
-    assert counts[records["casino"]["run_id"]][0] < records["casino"]["rounds"]
+    assert counts[punto.run_id][0] == counts[punto.run_id][1] == punto.rounds
+    assert counts[records["casino"].run_id][0] < records["casino"].rounds
 
 
 @pytest.fixture(scope="module")
 def casino_marts(runs):
     out, records = runs
-    run = load_run(Store.parse(str(out)), records["casino"]["run_id"])
+    run = load_run(Store.parse(str(out)), records["casino"].run_id)
     return run, marts_duckdb.build_marts(run, 20, 0), marts_polars.build_marts(run, 20, 0)
 
 

@@ -85,22 +85,22 @@ def test_cluster_run_into_a_bucket_equals_local_run_and_feeds_marts_and_report(c
     local = simulate(spark, tmp_path / "local", seed=31, shoes=160, partitions=2)
     submitted = subprocess.run(
         [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, *QUIET_DRIVER, str(JOB),
-         "--shoes", "160", "--seed", "31", "--out", out, "--run-id", local["run_id"], "--partitions", "5"],
+         "--shoes", "160", "--seed", "31", "--out", out, "--run-id", local.run_id, "--partitions", "5"],
         env=env, capture_output=True, text=True, timeout=300,
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     # Nothing on stderr but the JVM's own note, which it prints before any log is set up.
     assert submitted.stderr == "WARNING: Using incubator modules: jdk.incubator.vector\n", submitted.stderr[-3000:]
-    on_cluster = read_run(Store.parse(out), local["run_id"])
-    assert on_cluster["spark_master"] == url and on_cluster["partitions"] == 5
+    on_cluster = read_run(Store.parse(out), local.run_id)
+    assert on_cluster.spark_master == url and on_cluster.partitions == 5
     for table in ("rounds", "shoes"):
-        assert_frame_equal(read_table(tmp_path / "local", local["run_id"], table),
-                           read_table(out, local["run_id"], table))
+        assert_frame_equal(read_table(tmp_path / "local", local.run_id, table),
+                           read_table(out, local.run_id, table))
     warehouse, page = tmp_path / "warehouse.duckdb", tmp_path / "report.html"
     status, _, err = cli("marts", "--out", out, "--warehouse", warehouse)
     assert status == 0, err
     status, _, err = cli("report", "--out", out, "--warehouse", warehouse, "--page", page)
-    assert status == 0 and local["run_id"] in page.read_text(encoding="utf-8"), err
+    assert status == 0 and local.run_id in page.read_text(encoding="utf-8"), err
 
 
 def submit(url: str, env: dict, out: Path, shoes: int, partitions: int) -> subprocess.Popen:
@@ -124,9 +124,9 @@ def test_a_worker_killed_mid_job_leaves_identical_content(cluster, spark, tmp_pa
     assert processes["worker2"].wait(timeout=30) != 0
     local = simulate(spark, tmp_path / "local", seed=77, shoes=40_000, partitions=16, run_id="survivor")
     on_cluster = read_run(Store.parse(str(tmp_path / "cluster")), "survivor")
-    assert [f["sha256"] for f in on_cluster["files"]] == [f["sha256"] for f in local["files"]]
+    assert [f.sha256 for f in on_cluster.files] == [f.sha256 for f in local.files]
     assert sorted(p.name for p in written.iterdir()) == sorted(
-        f["path"].rsplit("/", 1)[1] for f in on_cluster["files"] if f["table"] == "rounds")
+        f.path.rsplit("/", 1)[1] for f in on_cluster.files_of("rounds"))
 
 
 @pytest.mark.slow
@@ -161,4 +161,4 @@ def test_executors_without_the_aws_variables_fail_in_one_line_commit_nothing_and
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert secret not in failed.stderr + rerun.stderr + rerun.stdout
     local = simulate(spark, tmp_path / "local", seed=9, shoes=40, partitions=2, run_id="c")
-    assert [f["sha256"] for f in read_run(store, "c")["files"]] == [f["sha256"] for f in local["files"]]
+    assert [f.sha256 for f in read_run(store, "c").files] == [f.sha256 for f in local.files]

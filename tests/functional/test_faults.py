@@ -25,7 +25,7 @@ from pipeline.marts.inputs import MARTS, load_run
 from pipeline.marts.publish import publish_warehouse
 from pipeline.jobs import JobFailed, already_committed, run_job
 from pipeline.rule_sets import load_rule_set
-from pipeline.runs import check_run, committed_runs, read_run
+from pipeline.runs import RunRecord, check_run, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.simulate import job
 from pipeline.storage import WAREHOUSE, Store
@@ -84,7 +84,7 @@ def finish(process: subprocess.Popen) -> tuple[int, str, str]:
 # ------------------------------------------------------------------ what the stores hold
 
 
-def read_record(out, run_id: str) -> dict | None:
+def read_record(out, run_id: str) -> RunRecord | None:
     """The run's record, from its row in `runs`."""
     return read_run(Store.parse(str(out)), run_id)
 
@@ -92,7 +92,7 @@ def read_record(out, run_id: str) -> dict | None:
 def checksums(out, run_id: str) -> dict[str, str]:
     record = read_record(out, run_id)
     assert record is not None, f"no runs row of {run_id!r} in {out}"
-    return {f["path"]: f["sha256"] for f in record["files"]}
+    return {f.path: f.sha256 for f in record.files}
 
 
 def run_files(out: Path, run_id: str) -> list[Path]:
@@ -140,15 +140,15 @@ def snapshot_files(out, table: str, run_id: str) -> list[str]:
     return sorted(f"{table}/{a['path']}" for a in actions if a["partition.run_id"] == run_id)
 
 
-def assert_committed_once(out, record: dict) -> None:
+def assert_committed_once(out, record: RunRecord) -> None:
     """The run's rows are in rounds and shoes exactly once, as a generic Delta reader sees them: the
     snapshot holds the files its runs row lists and no others, and `runs` holds one row of it."""
-    run_id = record["run_id"]
-    assert delta_rows(out, run_id, "rounds") == record["rounds"]
-    assert delta_rows(out, run_id, "shoes") == record["shoes"]
+    run_id = record.run_id
+    assert delta_rows(out, run_id, "rounds") == record.rounds
+    assert delta_rows(out, run_id, "shoes") == record.shoes
     assert delta_rows(out, run_id, "runs") == 1
     for table in ("rounds", "shoes"):
-        assert snapshot_files(out, table, run_id) == sorted(f["path"] for f in record["files"] if f["table"] == table)
+        assert snapshot_files(out, table, run_id) == sorted(f.path for f in record.files_of(table))
     check_run(Store.parse(str(out)), record)
 
 
@@ -196,8 +196,8 @@ def test_every_task_failing_on_its_first_attempt_is_retried_to_the_bytes_of_a_cl
         "0-19", "20-39", "40-59"}
     assert sorted(set(re.findall(r"Exception in task (\d+\.\d+) in stage", spark_log))) == ["0.0", "1.0", "2.0"]
     record = read_record(store_uri, "r")
-    assert record["spark_master"] == "local[2,2]" and record["partitions"] == 3
-    expected = {f["path"]: f["sha256"] for f in clean["files"]}
+    assert record.spark_master == "local[2,2]" and record.partitions == 3
+    expected = {f.path: f.sha256 for f in clean.files}
     assert checksums(store_uri, "r") == expected and len(expected) == 6
     assert listing(store_uri, "rounds", "r") + listing(store_uri, "shoes", "r") == sorted(expected)  # no temporaries
     assert_committed_once(store_uri, record)  # the files in place hash to the record's checksums
@@ -223,7 +223,7 @@ def test_an_object_stored_longer_than_its_task_wrote_is_never_committed_and_the_
     status, out, err = finish(baccarat(*args, cwd=tmp_path))  # the same command, without the fault
     assert status == 0 and "committed run 'g': 40 shoes" in out, err[-3000:]
     clean = simulate(spark, tmp_path / "clean", seed=6, shoes=40, partitions=2, run_id="g")
-    assert checksums(store_uri, "g") == {f["path"]: f["sha256"] for f in clean["files"]}
+    assert checksums(store_uri, "g") == {f.path: f.sha256 for f in clean.files}
     assert_committed_once(store_uri, read_record(store_uri, "g"))  # the objects in place hash to the record
 
 
@@ -273,7 +273,7 @@ def clean_killed_run(spark, tmp_path_factory) -> dict[str, str]:
     suite's session: the bytes depend on the parameters and the ranges, not on the master or store)."""
     record = simulate(spark, tmp_path_factory.mktemp("clean"), seed=4, shoes=KILLED_SHOES,
                       partitions=KILLED_PARTITIONS, run_id=KILLED_RUN)
-    return {f["path"]: f["sha256"] for f in record["files"]}
+    return {f.path: f.sha256 for f in record.files}
 
 
 @pytest.mark.slow
@@ -348,10 +348,10 @@ def test_two_runs_and_a_run_started_twice_all_at_once_are_each_committed_once(st
         assert f"committed run {run_id!r}: 40 shoes" in out or f"{run_id!r} is already committed" in out, out
     assert committed_runs(Store.parse(store_uri)) == ["first", "second"]
     records = [read_record(store_uri, run_id) for run_id in ("first", "second")]
-    assert [r["seed"] for r in records] == [1, 2]
+    assert [r.seed for r in records] == [1, 2]
     for record in records:
         assert_committed_once(store_uri, record)
-    total = sum(r["rounds"] for r in records)
+    total = sum(r.rounds for r in records)
     assert generic_delta(store_uri, "rounds").to_pyarrow_table(columns=["run_id"]).num_rows == total
     assert len(snapshot_files(store_uri, "runs", "first")) == 1  # each "first" job wrote a row; one is committed
 
@@ -376,7 +376,7 @@ def test_two_mart_builds_at_once_leave_one_copy_of_the_run_in_every_mart(spark, 
     warehouse = store.warehouse_path() if store.is_local else tmp_path / WAREHOUSE
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in MARTS} == raced
-        assert con.execute("SELECT DISTINCT rounds FROM outcome_summary").fetchall() == [(record["rounds"],)]
+        assert con.execute("SELECT DISTINCT rounds FROM outcome_summary").fetchall() == [(record.rounds,)]
         assert sorted(con.execute("SELECT outcome FROM outcome_summary").fetchall()) == [("B",), ("P",), ("T",)]
     assert temporaries(warehouse.parent.iterdir()) == []
 
@@ -396,15 +396,15 @@ def refuse_commits_of(monkeypatch, table: str) -> None:
     monkeypatch.setattr(Store, "_open_or_create", refused)
 
 
-def assert_still_the_old_run(store: Store, old: dict) -> None:
+def assert_still_the_old_run(store: Store, old: RunRecord) -> None:
     """Every reader of the pipeline sees the old run whole: its runs row, its files verified at the
     versions the row records."""
     assert committed_runs(store) == ["R"] and delta_rows(store.uri, "R", "runs") == 1
     record = read_run(store, "R")
-    assert {k: record[k] for k in ("parameters", "rounds", "files", "versions")} == {
-        k: old[k] for k in ("parameters", "rounds", "files", "versions")}
+    assert (record.parameters, record.rounds, record.files, record.versions) == (
+        old.parameters, old.rounds, old.files, old.versions)
     loaded = load_run(store, "R")  # checksums, and the files committed at the recorded versions
-    assert loaded.record["parameters"] == old["parameters"] and loaded.record["shoes"] == 20
+    assert loaded.record.parameters == old.parameters and loaded.record.shoes == 20
 
 
 def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_one_succeeds(
@@ -414,7 +414,7 @@ def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_on
     hold the new files, yet the pipeline keeps the old run whole until an overwrite succeeds."""
     old = simulate(spark, store_uri, seed=1, shoes=20, partitions=2, run_id="R")
     store = Store.parse(store_uri)
-    old_files = {table: {f["path"] for f in old["files"] if f["table"] == table} for table in ("rounds", "shoes")}
+    old_files = {table: {f.path for f in old.files_of(table)} for table in ("rounds", "shoes")}
 
     with monkeypatch.context() as patch:  # in process: the job's own error
         refuse_commits_of(patch, "shoes")
@@ -447,14 +447,14 @@ def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_on
     status, _, err = cli("marts", "--out", store_uri, "--warehouse", tmp_path / "old.duckdb")
     assert status == 0, err
     with duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True) as con:  # the marts of the old rows
-        assert con.execute("SELECT DISTINCT rounds, shoes FROM outcome_summary").fetchall() == [(old["rounds"], 20)]
+        assert con.execute("SELECT DISTINCT rounds, shoes FROM outcome_summary").fetchall() == [(old.rounds, 20)]
 
     # The same overwrite, once the store accepts commits again, replaces the run: new rows, one copy.
     status, out, err = cli(*overwrite)
     assert status == 0 and "committed run 'R': 30 shoes" in out, err
     new = read_run(store, "R")
-    assert new["parameters"]["seed"] == 2 and new["shoes"] == 30
-    assert sorted(f["path"] for f in new["files"] if f["table"] == "rounds") == new_rounds
+    assert new.parameters["seed"] == 2 and new.shoes == 30
+    assert sorted(f.path for f in new.files_of("rounds")) == new_rounds
     assert_committed_once(store_uri, new)
     assert load_run(store, "R").record == new
 

@@ -2,7 +2,7 @@
 tables, the `baccarat marts` command, the published warehouse, and bad input."""
 
 import hashlib
-import json
+from dataclasses import replace
 from math import sqrt
 
 import duckdb
@@ -43,7 +43,7 @@ def million(spark, tmp_path_factory):
     """A committed run of at least a million rounds and its DuckDB marts, as Polars frames."""
     out = tmp_path_factory.mktemp("million")
     record = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
-    run = load_run(Store.parse(str(out)), record["run_id"])
+    run = load_run(Store.parse(str(out)), record.run_id)
     return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20, 0).items()}
 
 
@@ -51,8 +51,8 @@ def test_outcome_shares_agree_with_the_exact_odds(million):
     run, marts = million
     summary = marts["outcome_summary"]
     assert summary["outcome"].to_list() == ["B", "P", "T"]
-    assert int(summary["rounds"][0]) == run.record["rounds"] >= 1_000_000
-    assert summary["count"].cast(pl.Int64).sum() == run.record["rounds"]
+    assert int(summary["rounds"][0]) == run.record.rounds >= 1_000_000
+    assert summary["count"].cast(pl.Int64).sum() == run.record.rounds
     assert summary["exact_share"].to_list() == pytest.approx([0.458597, 0.446247, 0.095156], abs=1e-6)
     assert summary["z_score"].abs().max() < 4
 
@@ -71,8 +71,8 @@ def test_every_bet_agrees_with_its_exact_ev(million):
 def test_streaks_follow_the_geometric_law_up_to_shoe_ends(million):
     run, marts = million
     streaks = marts["streaks"]
-    entries = run.record["outcomes"]["B"] + run.record["outcomes"]["P"]
-    cut = run.record["shoes"] / entries  # chance a streak is cut by the end of its shoe, per entry
+    entries = run.record.outcomes["B"] + run.record.outcomes["P"]
+    cut = run.record.shoes / entries  # chance a streak is cut by the end of its shoe, per entry
     for side in ("B", "P", "T"):
         rows = streaks.filter(pl.col("side") == side)
         total = rows["streaks"].sum()
@@ -94,9 +94,9 @@ def test_no_road_pattern_predicts_the_next_result(million):
 def test_tables_agree_with_each_other(million):
     run, marts = million
     shoes, bets = marts["shoe_summary"], marts["bet_performance"]
-    assert shoes.height == run.record["shoes"]
-    assert shoes["rounds"].sum() == run.record["rounds"]
-    assert shoes["banker_wins"].cast(pl.Int64).sum() == run.record["outcomes"]["B"]
+    assert shoes.height == run.record.shoes
+    assert shoes["rounds"].sum() == run.record.rounds
+    assert shoes["banker_wins"].cast(pl.Int64).sum() == run.record.outcomes["B"]
     assert (shoes["chops"] == shoes["big_road_columns"] - 1).all()
     for row in bets.iter_rows(named=True):
         assert shoes[f"net_{row['bet']}"].sum() == row["total_net"]  # exact decimals
@@ -106,9 +106,9 @@ def test_tables_agree_with_each_other(million):
     banker = variance.filter((pl.col("bet") == "banker") & (pl.col("horizon") == "round")).row(0, named=True)
     assert (str(banker["p01"]), str(banker["p50"]), str(banker["p99"])) == ("-1.00", "0.00", "0.95")
     sessions = variance.filter((pl.col("bet") == "banker") & (pl.col("horizon") == "session_100")).row(0, named=True)
-    assert int(sessions["sessions"]) == run.record["rounds"] // 100
+    assert int(sessions["sessions"]) == run.record.rounds // 100
     longest = marts["longest_streaks"].filter(pl.col("side") == "B")
-    assert longest["shoes"].sum() == run.record["shoes"]
+    assert longest["shoes"].sum() == run.record.shoes
     assert longest["longest"].max() == shoes["longest_banker_streak"].max()
 
 
@@ -116,7 +116,7 @@ def test_ev_convergence_reaches_the_run_total(million):
     run, marts = million
     curve = marts["ev_convergence"].filter(pl.col("bet") == "banker")
     assert curve["rounds"].cast(pl.Int64).to_list()[:7] == [1, 2, 5, 10, 20, 50, 100]
-    assert int(curve["rounds"][-1]) == run.record["rounds"]
+    assert int(curve["rounds"][-1]) == run.record.rounds
     ev = marts["bet_performance"].filter(pl.col("bet") == "banker")["ev"][0]
     assert curve["ev"][-1] == pytest.approx(ev, rel=1e-12)
     assert curve["ev"][0] in (-1.0, 0.0, 0.95)
@@ -125,8 +125,8 @@ def test_ev_convergence_reaches_the_run_total(million):
 @pytest.mark.parametrize("engine", list(Engine))
 def test_a_single_session_has_no_sd(spark, tmp_path, engine):
     record = simulate(spark, tmp_path, seed=9, shoes=16)
-    assert 1000 <= record["rounds"] < 2000
-    variance = pl.from_arrow(build_marts(engine, load_run(Store.parse(str(tmp_path)), record["run_id"]), 2, 0)["payout_variance"])
+    assert 1000 <= record.rounds < 2000
+    variance = pl.from_arrow(build_marts(engine, load_run(Store.parse(str(tmp_path)), record.run_id), 2, 0)["payout_variance"])
     single = variance.filter(pl.col("horizon") == "session_1000")
     assert single["sessions"].cast(pl.Int64).to_list() == [1] * single.height
     assert single["sd"].null_count() == single.height
@@ -170,8 +170,8 @@ def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
             assert con.execute(f"SELECT count(DISTINCT run_id) FROM {name}").fetchone()[0] == 2
         rounds = con.execute("SELECT run_id, count(*) FROM rounds GROUP BY run_id ORDER BY run_id").fetchall()
         store = Store.parse(str(two_runs))
-        assert rounds == [("first", read_run(store, "first")["rounds"]),
-                          ("second", read_run(store, "second")["rounds"])]
+        assert rounds == [("first", read_run(store, "first").rounds),
+                          ("second", read_run(store, "second").rounds)]
         assert con.execute("SELECT count(*) FROM shoes").fetchone()[0] == 70
         net = con.execute("SELECT net_super_six FROM shoe_summary WHERE run_id = 'first' LIMIT 1").fetchone()[0]
         assert net is None  # punto_banco offers no Super Six
@@ -223,11 +223,12 @@ def _replace_with(folder, table):
     """Put another Parquet file in place of one of the run's files, and rewrite the runs row's checksum."""
     store = Store.parse(str(folder))
     record = read_run(store, "first")
-    entry = next(f for f in record["files"] if f["table"] == "rounds")
-    path = folder / entry["path"]
+    entry = record.files_of("rounds")[0]
+    path = folder / entry.path
     pq.write_table(table, path)
-    entry["sha256"], entry["size"] = hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_size
-    DeltaTable(str(folder / "runs")).update({"files": f"'{json.dumps(record['files'])}'"}, predicate="run_id = 'first'")
+    rewritten = replace(entry, sha256=hashlib.sha256(path.read_bytes()).hexdigest(), size=path.stat().st_size)
+    files = replace(record, files=tuple(rewritten if f == entry else f for f in record.files)).row()["files"]
+    DeltaTable(str(folder / "runs")).update({"files": f"'{files}'"}, predicate="run_id = 'first'")
     return path
 
 

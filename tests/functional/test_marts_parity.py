@@ -27,7 +27,7 @@ def marts(spark, tmp_path_factory):
     built = {}
     for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
         record = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
-        run = load_run(Store.parse(str(out)), record["run_id"])
+        run = load_run(Store.parse(str(out)), record.run_id)
         built[rules] = (marts_duckdb.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes),
                         marts_polars.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
     return built

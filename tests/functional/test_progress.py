@@ -85,4 +85,4 @@ def test_one_task_of_several_batches_reports_counts_between_zero_and_the_total(s
     between = [done for done, _ in heard if 0 < done < shoes]
     assert between, heard
     assert all(done % job.SHOES_PER_BATCH == 0 for done in between), between
-    assert heard == sorted(heard) and heard[-1] == (shoes, record["rounds"])
+    assert heard == sorted(heard) and heard[-1] == (shoes, record.rounds)

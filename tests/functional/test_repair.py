@@ -8,7 +8,7 @@ import shlex
 import pytest
 from spark_jobs import read_table, simulate
 
-from pipeline.runs import DATA_TABLES, read_run, run_files
+from pipeline.runs import DATA_TABLES, read_run
 from pipeline.storage import DELTA_LOG, Store
 
 SHOES, PARTITIONS = 200, 2
@@ -28,7 +28,7 @@ def _write(store: Store, path: str, data: bytes) -> None:
 
 def _run_bytes(store: Store, run_id: str) -> dict[str, bytes]:
     run = read_run(store, run_id)
-    return {f["path"]: _bytes(store, f["path"]) for table in DATA_TABLES for f in run_files(run, table)}
+    return {f.path: _bytes(store, f.path) for table in DATA_TABLES for f in run.files_of(table)}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def clean(spark, tmp_path_factory):
 
 
 def _file(store: Store, table: str = "rounds") -> str:
-    return run_files(read_run(store, "first"), table)[0]["path"]
+    return read_run(store, "first").files_of(table)[0].path
 
 
 def truncate_a_file(store: Store) -> tuple[str, dict]:

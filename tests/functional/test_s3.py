@@ -1,6 +1,5 @@
 """The pipeline against an object store: a local S3-compatible server (moto), a bucket per test."""
 
-import json
 
 import duckdb
 import polars as pl
@@ -19,7 +18,7 @@ def test_the_whole_pipeline_runs_against_a_bucket(spark, cli, bucket, tmp_path, 
     status, out, err = cli("run", "--shoes", 30, "--seed", 3, "--out", bucket, "--master", "local[2]")
     assert status == 0, err
     record = read_run(Store.parse(bucket), "punto_banco-s3-n30")
-    assert record["shoes"] == 30 and all(f["path"].startswith(("rounds/", "shoes/")) for f in record["files"])
+    assert record.shoes == 30 and all(f.path.startswith(("rounds/", "shoes/")) for f in record.files)
     assert (tmp_path / "warehouse.duckdb").is_file() and (tmp_path / "report" / "index.html").is_file()
     assert "punto_banco-s3-n30" in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert f"{bucket}/rounds" in out
@@ -28,10 +27,10 @@ def test_the_whole_pipeline_runs_against_a_bucket(spark, cli, bucket, tmp_path, 
 def test_the_same_run_on_a_disk_and_in_a_bucket_holds_the_same_rows(spark, bucket, tmp_path):
     local = simulate(spark, tmp_path / "data", seed=21, shoes=90, partitions=3)
     remote = simulate(spark, bucket, seed=21, shoes=90, partitions=3)
-    assert [f["sha256"] for f in local["files"]] == [f["sha256"] for f in remote["files"]]
+    assert [f.sha256 for f in local.files] == [f.sha256 for f in remote.files]
     for table in ("rounds", "shoes"):
-        assert_frame_equal(read_table(tmp_path / "data", local["run_id"], table),
-                           read_table(bucket, remote["run_id"], table))
+        assert_frame_equal(read_table(tmp_path / "data", local.run_id, table),
+                           read_table(bucket, remote.run_id, table))
 
 
 def test_generic_delta_readers_see_what_the_pipeline_wrote(spark, cli, store_uri, tmp_path):
@@ -51,8 +50,8 @@ def test_generic_delta_readers_see_what_the_pipeline_wrote(spark, cli, store_uri
             frame = frame.filter(pl.col("run_id") == "generic").sort("shoe_id", *(["round"] if table == "rounds" else []))
             assert_frame_equal(frame.select(ours.columns), ours, check_dtypes=False)
     runs = pl.scan_delta(store.location("runs"), storage_options=store.polars_options()).collect()
-    assert runs["run_id"].to_list() == ["generic"] and runs["rounds"].to_list() == [record["rounds"]]
-    assert json.loads(runs["files"][0]) == record["files"]
+    assert runs["run_id"].to_list() == ["generic"] and runs["rounds"].to_list() == [record.rounds]
+    assert runs["files"][0] == record.row()["files"]  # the JSON the record makes, byte for byte
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as warehouse:
         for name in MARTS:
             published = warehouse.sql(f"SELECT * FROM {name}").pl()
@@ -110,8 +109,8 @@ def test_duckdb_marts_from_a_bucket_never_read_torn_parquet(spark, bucket, tmp_p
 
     local = simulate(spark, tmp_path / "data", seed=31, shoes=200, partitions=2)
     remote = simulate(spark, bucket, seed=31, shoes=200, partitions=2)
-    expected = build_marts(Engine.duckdb, load_run(Store.parse(str(tmp_path / "data")), local["run_id"]), 50, 0)
-    run = load_run(Store.parse(bucket), remote["run_id"])
+    expected = build_marts(Engine.duckdb, load_run(Store.parse(str(tmp_path / "data")), local.run_id), 50, 0)
+    run = load_run(Store.parse(bucket), remote.run_id)
     for attempt in range(10):
         built = build_marts(Engine.duckdb, run, 50, 0)
         assert set(built) == set(expected) == set(MARTS)

@@ -41,8 +41,8 @@ def hands(row: dict) -> tuple[list[int], list[int]]:
 def test_every_round_obeys_the_drawing_rules_and_pays_exactly(small_runs, rules):
     out, records = small_runs
     rule_set = load_rule_set(rules)
-    rounds = read_table(out, records[rules]["run_id"], "rounds")
-    assert rounds.height == records[rules]["rounds"] > 100 * 70
+    rounds = read_table(out, records[rules].run_id, "rounds")
+    assert rounds.height == records[rules].rounds > 100 * 70
     for row in rounds.iter_rows(named=True):
         player, banker = hands(row)
         values = [card_value(c) for c in (player[0], banker[0], player[1], banker[1])]
@@ -65,7 +65,7 @@ def test_every_round_obeys_the_drawing_rules_and_pays_exactly(small_runs, rules)
 @pytest.mark.parametrize("rules", CHECKED_RULE_SETS)
 def test_shoe_totals_add_up_the_shoes_rounds(small_runs, rules):
     out, records = small_runs
-    run_id = records[rules]["run_id"]
+    run_id = records[rules].run_id
     rounds = read_table(out, run_id, "rounds")
     outcome = pl.col("outcome")
     expected = rounds.group_by("shoe_id", maintain_order=True).agg(
@@ -91,7 +91,7 @@ def test_shoe_totals_add_up_the_shoes_rounds(small_runs, rules):
 
 def test_nets_are_exact_decimals_with_two_places(small_runs):
     out, records = small_runs
-    rounds = read_table(out, records["punto_banco"]["run_id"], "rounds")
+    rounds = read_table(out, records["punto_banco"].run_id, "rounds")
     assert rounds.schema["net_banker"] == pl.Decimal(9, 2)
     assert set(rounds["net_banker"].to_list()) == {Decimal("0.95"), Decimal("-1"), Decimal("0")}
 
@@ -100,7 +100,7 @@ def test_nets_are_exact_decimals_with_two_places(small_runs):
 def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
     out, records = small_runs
     rule_set = load_rule_set(rules)
-    run_id = records[rules]["run_id"]
+    run_id = records[rules].run_id
     rounds = read_table(out, run_id, "rounds")
     shoes = read_table(out, run_id, "shoes")
     assert shoes["shoe_id"].to_list() == list(range(150))
@@ -144,13 +144,13 @@ def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
 @pytest.mark.slow
 def test_a_million_rounds_agree_with_the_exact_odds(spark, tmp_path):
     record = simulate(spark, tmp_path, seed=2026, shoes=12_500, partitions=4)
-    n = record["rounds"]
+    n = record.rounds
     assert n >= 1_000_000
     odds = exact_odds(load_rule_set("punto_banco"))
     for code, name in (("B", "banker"), ("P", "player"), ("T", "tie")):
         p = float(odds.probability(name))
-        assert abs(record["outcomes"][code] / n - p) < 4 * sqrt(p * (1 - p) / n), name
-    rounds = read_table(tmp_path, record["run_id"], "rounds")
+        assert abs(record.outcomes[code] / n - p) < 4 * sqrt(p * (1 - p) / n), name
+    rounds = read_table(tmp_path, record.run_id, "rounds")
     for kind, bet in odds.bets.items():
         mean = float(rounds[f"net_{kind}"].cast(pl.Float64).mean())
         assert abs(mean - float(bet.ev)) < 4 * bet.sd / sqrt(n), kind
@@ -159,40 +159,40 @@ def test_a_million_rounds_agree_with_the_exact_odds(spark, tmp_path):
 def test_same_content_for_1_and_7_partitions(spark, tmp_path):
     one = simulate(spark, tmp_path / "one", seed=99, shoes=210, partitions=1)
     seven = simulate(spark, tmp_path / "seven", seed=99, shoes=210, partitions=7)
-    assert (len(one["files"]), len(seven["files"])) == (2, 14)
+    assert (len(one.files), len(seven.files)) == (2, 14)
     for table in ("rounds", "shoes"):
-        assert_frame_equal(read_table(tmp_path / "one", one["run_id"], table),
-                           read_table(tmp_path / "seven", seven["run_id"], table))
+        assert_frame_equal(read_table(tmp_path / "one", one.run_id, table),
+                           read_table(tmp_path / "seven", seven.run_id, table))
 
 
 def test_same_seed_same_bytes(spark, tmp_path):
     first = simulate(spark, tmp_path / "a", seed=5, shoes=120)
     second = simulate(spark, tmp_path / "b", seed=5, shoes=120)
-    assert [f["sha256"] for f in first["files"]] == [f["sha256"] for f in second["files"]]
+    assert [f.sha256 for f in first.files] == [f.sha256 for f in second.files]
     other = simulate(spark, tmp_path / "c", seed=6, shoes=120)
-    assert [f["sha256"] for f in first["files"]] != [f["sha256"] for f in other["files"]]
+    assert [f.sha256 for f in first.files] != [f.sha256 for f in other.files]
 
 
 def test_the_runs_row_lists_every_file_with_rows_and_checksum(small_runs):
     out, records = small_runs
     store = Store.parse(str(out))
-    record = read_run(store, records["punto_banco"]["run_id"])
+    record = read_run(store, records["punto_banco"].run_id)
     assert record == records["punto_banco"]
-    assert record["spark_master"] == "local[2]" and record["partitions"] == 3
-    for entry in record["files"]:
-        assert store.sha256(entry["path"]) == entry["sha256"]
-        assert pl.read_parquet(out / entry["path"], hive_partitioning=False).height == entry["rows"]
-    assert sum(f["rows"] for f in record["files"] if f["table"] == "shoes") == record["shoes"]
+    assert record.spark_master == "local[2]" and record.partitions == 3
+    for entry in record.files:
+        assert store.sha256(entry.path) == entry.sha256
+        assert pl.read_parquet(out / entry.path, hive_partitioning=False).height == entry.rows
+    assert sum(f.rows for f in record.files_of("shoes")) == record.shoes
     for table in ("rounds", "shoes"):
-        committed = store.partition_files(table, record["run_id"], record["versions"][table])
+        committed = store.partition_files(table, record.run_id, record.versions[table])
         assert [(f["path"], f["rows"]) for f in committed] == sorted(
-            (f["path"], f["rows"]) for f in record["files"] if f["table"] == table)
+            (f.path, f.rows) for f in record.files_of(table))
     check_run(store, record)
 
 
 def test_a_changed_byte_fails_verification(spark, tmp_path):
     record = simulate(spark, tmp_path, seed=4, shoes=30)
-    path = tmp_path / record["files"][0]["path"]
+    path = tmp_path / record.files[0].path
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 1
     path.write_bytes(bytes(data))
@@ -213,7 +213,7 @@ def test_temporaries_of_dead_attempts_are_removed_at_commit(spark, tmp_path):
     os.utime(old_job, (time.time() - 3600, time.time() - 3600))
     record = run_job(spark, plan)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [other_job.name] + [f["path"].rsplit("/", 1)[1] for f in record["files"] if f["table"] == "rounds"])
+        [other_job.name] + [f.path.rsplit("/", 1)[1] for f in record.files_of("rounds")])
 
 
 def test_a_run_without_its_runs_row_does_not_exist(spark, tmp_path):
@@ -221,22 +221,22 @@ def test_a_run_without_its_runs_row_does_not_exist(spark, tmp_path):
 
     record = simulate(spark, tmp_path, seed=3, shoes=50)
     store = Store.parse(str(tmp_path))
-    assert committed_runs(store) == [record["run_id"]]
-    DeltaTable(str(tmp_path / "runs")).delete(f"run_id = '{record['run_id']}'")
+    assert committed_runs(store) == [record.run_id]
+    DeltaTable(str(tmp_path / "runs")).delete(f"run_id = '{record.run_id}'")
     assert committed_runs(store) == []
-    assert read_run(store, record["run_id"]) is None
+    assert read_run(store, record.run_id) is None
 
 
 def test_uncommitted_leftovers_are_never_read_and_the_rerun_is_identical(spark, tmp_path):
     clean = simulate(spark, tmp_path / "clean", seed=8, shoes=90)
-    plan = job.Plan(clean["run_id"], load_rule_set(), 8, 90, Store.parse(str(tmp_path / "crashed")), 3)
+    plan = job.Plan(clean.run_id, load_rule_set(), 8, 90, Store.parse(str(tmp_path / "crashed")), 3)
     job.write_range(plan, 0, 30)  # one task's files, never committed
     partial = tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}" / f".part-x.parquet.{plan.job}.0.tmp"
     partial.write_bytes(b"partial")
     assert committed_runs(plan.out) == []
     rerun = simulate(spark, tmp_path / "crashed", seed=8, shoes=90)
-    assert [f["sha256"] for f in rerun["files"]] == [f["sha256"] for f in clean["files"]]
+    assert [f.sha256 for f in rerun.files] == [f.sha256 for f in clean.files]
     folder = tmp_path / "crashed" / "rounds" / f"run_id={plan.run_id}"
     assert sorted(p.name for p in folder.iterdir() if p != partial) == sorted(
-        f["path"].rsplit("/", 1)[1] for f in rerun["files"] if f["table"] == "rounds")
-    assert read_table(tmp_path / "crashed", plan.run_id, "rounds").height == rerun["rounds"]  # never read
+        f.path.rsplit("/", 1)[1] for f in rerun.files_of("rounds"))
+    assert read_table(tmp_path / "crashed", plan.run_id, "rounds").height == rerun.rounds  # never read

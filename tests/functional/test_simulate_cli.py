@@ -31,7 +31,7 @@ def committed(spark, cli, tmp_path):
 def test_summary_names_rounds_shares_files_and_where(committed):
     folder, out = committed
     record = read_record(folder, "base")
-    assert f"committed run 'base': 40 shoes, {record['rounds']:,} rounds" in out
+    assert f"committed run 'base': 40 shoes, {record.rounds:,} rounds" in out
     assert "B " in out and "P " in out and "T " in out
     assert f"row in {folder / 'runs'}" in out
 
@@ -39,7 +39,7 @@ def test_summary_names_rounds_shares_files_and_where(committed):
 def test_default_run_id_comes_from_rules_seed_and_shoes(spark, cli, tmp_path):
     status, _, _ = cli("simulate", "--shoes", 5, "--seed", 42, "--out", tmp_path, "--rules", "super_six")
     assert status == 0
-    assert read_record(tmp_path, "super_six-s42-n5")["rules"] == "super_six"
+    assert read_record(tmp_path, "super_six-s42-n5").rules == "super_six"
 
 
 def test_same_parameters_again_is_a_no_op_that_says_so(committed, cli):
@@ -56,10 +56,10 @@ def test_overwrite_replaces_a_run_with_other_parameters(committed, cli):
     status, _, _ = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
     assert status == 0
     record = read_record(folder, "base")
-    assert (record["shoes"], record["seed"]) == (30, 2)
-    assert all((folder / f["path"]).exists() for f in record["files"])
+    assert (record.shoes, record.seed) == (30, 2)
+    assert all((folder / f.path).exists() for f in record.files)
     rounds = pl.read_delta(str(folder / "rounds")).filter(pl.col("run_id") == "base")
-    assert rounds["shoe_id"].n_unique() == 30 and rounds.height == record["rounds"]
+    assert rounds["shoe_id"].n_unique() == 30 and rounds.height == record.rounds
 
 
 BAD_SIMULATE_ARGUMENTS = [
@@ -220,5 +220,5 @@ def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
     assert cli("marts", "--out", folder)[0] == 0
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
         con.execute(f"SET file_search_path = '{folder}'")
-        assert con.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] == new["rounds"]
-        assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == new["rounds"]
+        assert con.execute("SELECT sum(count) FROM outcome_summary").fetchone()[0] == new.rounds
+        assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == new.rounds

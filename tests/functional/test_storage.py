@@ -105,11 +105,14 @@ def test_runs_lists_every_committed_run_with_its_versions(spark, cli, store_uri)
     assert status == 0, err
     listed = [__import__("json").loads(line) for line in out.splitlines()]
     assert [r["run_id"] for r in listed] == ["one", "two"]
-    assert [r["versions"] for r in listed] == [first["versions"], second["versions"]]
-    assert second["versions"]["rounds"] > first["versions"]["rounds"]
-    assert [r["rounds"] for r in listed] == [first["rounds"], second["rounds"]]
+    assert [r["versions"] for r in listed] == [first.versions, second.versions]
+    assert second.versions["rounds"] > first.versions["rounds"]
+    assert [r["rounds"] for r in listed] == [first.rounds, second.rounds]
+    assert list(listed[0]) == ["run_id", "rules", "seed", "shoes", "rounds", "decks", "bets", "outcomes", "partitions",
+                               "software_version", "spark_master", "started_at", "ended_at", "versions"]
+    assert (listed[0]["started_at"], listed[0]["outcomes"]) == (first.started_at.isoformat(), first.outcomes)
     status, out, _ = cli("runs", "--out", store_uri)
-    assert status == 0 and "one" in out and "two" in out and f"{second['rounds']:,}" in out
+    assert status == 0 and "one" in out and "two" in out and f"{second.rounds:,}" in out
 
 
 def test_vacuum_removes_what_no_commit_needs_and_keeps_every_run_readable(spark, cli, tmp_path):
@@ -123,14 +126,14 @@ def test_vacuum_removes_what_no_commit_needs_and_keeps_every_run_readable(spark,
     job.write_range(stray, 0, 10)  # an attempt that never committed
     assert cli("simulate", "--shoes", 25, "--seed", 2, "--out", out, "--run-id", "r", "--overwrite")[0] == 0
     new = read_run(store, "r")
-    replaced = [out / f["path"] for f in old["files"]]
+    replaced = [out / f.path for f in old.files]
     never = sorted((out / "rounds" / "run_id=never").iterdir()) + sorted((out / "shoes" / "run_id=never").iterdir())
     everything = replaced + never
     assert all(p.is_file() for p in everything)
     status, stdout, _ = cli("vacuum", "--out", out)  # everything is younger than the 168-hour default
     assert status == 0 and all(p.is_file() for p in everything)
     week_ago = time.time() - 8 * 24 * 3600
-    for path in everything + [out / f["path"] for f in new["files"]]:
+    for path in everything + [out / f.path for f in new.files]:
         os.utime(path, (week_ago, week_ago))
     status, stdout, _ = cli("vacuum", "--out", out, "--dry-run")
     assert status == 0 and all(p.is_file() for p in everything) and "would remove" in stdout
@@ -139,9 +142,9 @@ def test_vacuum_removes_what_no_commit_needs_and_keeps_every_run_readable(spark,
     # The old run's files were replaced just now: a reader of the version before may still read them
     # until the retention has passed since their removal (not since they were written).
     assert all(p.is_file() for p in replaced)
-    assert all((out / f["path"]).is_file() for f in new["files"])  # the committed run keeps its files
+    assert all((out / f.path).is_file() for f in new.files)  # the committed run keeps its files
     assert cli("marts", "--out", out)[0] == 0
-    assert DeltaTable(str(out / "rounds")).to_pyarrow_table().num_rows == new["rounds"]
+    assert DeltaTable(str(out / "rounds")).to_pyarrow_table().num_rows == new.rounds
 
 
 def test_vacuum_refuses_a_retention_that_could_remove_a_running_jobs_files(cli, tmp_path):
