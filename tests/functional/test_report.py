@@ -73,7 +73,10 @@ def composition_report(spark, tmp_path_factory) -> tuple[Path, Path]:
 
 
 def mart(folder: Path, sql: str) -> pl.DataFrame:
+    """A query through a plain read-only DuckDB, which searches the data folder for the views' relative
+    paths as docs/serving.md tells other clients to."""
     with duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{folder}'")
         return con.sql(sql).pl()
 
 
