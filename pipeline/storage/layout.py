@@ -3,7 +3,6 @@ whose value names a run's folder in each, so that a data file is `<table>/run_id
 checks of OUT before any work."""
 
 import os
-import re
 import uuid
 from functools import cache
 from pathlib import Path
@@ -32,12 +31,6 @@ def run_folder(table: str, run_id: str) -> str:
 def data_file(table: str, run_id: str, name: str) -> str:
     """The path under OUT of a data file of run `run_id` in `table`."""
     return f"{run_folder(table, run_id)}/{name}"
-
-
-def run_of_data_file(path: str) -> tuple[str, str] | None:
-    """The folder holding the table (OUT) and the run of a data file's path, None for another path."""
-    found = re.fullmatch(rf"(.*)/[^/]+/{re.escape(partition_column())}=([^/]+)/[^/]+", path)
-    return (found[1], found[2]) if found else None
 
 
 @cache
