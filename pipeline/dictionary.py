@@ -70,7 +70,7 @@ def _contracts(folder: Traversable | Path) -> list[Contract]:
 
 
 def _section(c: Contract) -> list[str]:
-    where = f"Delta table `{c.table}/`, partitioned by `run_id`"
+    where = f"Delta table `{c.table}/`, partitioned by `{c.partition_by}`"
     if c.name in MARTS:
         where += f"; table `{c.name}` in `warehouse.duckdb` (all committed runs, told apart by `run_id`)"
     elif c.name in _VIEWS:

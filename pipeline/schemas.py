@@ -44,6 +44,7 @@ class Contract:
     name: str
     description: str
     table: str
+    partition_by: str  # the column whose value names a table's partition folder: every table's is run_id
     order_by: tuple[str, ...]
     columns: tuple[dict, ...]
 
@@ -76,8 +77,8 @@ class Contract:
         a run without options do not hold."""
         repeated = {c.name for c in self.resolved(bets, counts) if c.repeated}
         fields = [f.with_nullable(True) if f.name in repeated else f for f in self.arrow(bets, counts, decisions=True)]
-        if "run_id" not in self.arrow().names:
-            fields.insert(0, pa.field("run_id", pa.string(), nullable=False))
+        if self.partition_by not in self.arrow().names:
+            fields.insert(0, pa.field(self.partition_by, pa.string(), nullable=False))
         return pa.schema(fields)
 
 
@@ -85,7 +86,7 @@ def read_contract(source: Traversable | Path, name: str) -> Contract:
     """A contract from its YAML file."""
     document = read_yaml(source, f"schema {name!r}")
     return Contract(
-        document["name"], document["description"], document["table"],
+        document["name"], document["description"], document["table"], document["partition_by"],
         tuple(document["order_by"]), tuple(document["columns"]),
     )
 
@@ -94,3 +95,11 @@ def read_contract(source: Traversable | Path, name: str) -> Contract:
 def contract(name: str) -> Contract:
     """A shipped contract, schemas/<name>.yaml."""
     return read_contract(resource("schemas", f"{name}.yaml"), name)
+
+
+@cache
+def shipped_contracts() -> tuple[Contract, ...]:
+    """Every shipped contract, by name."""
+    names = sorted(entry.name.removesuffix(".yaml") for entry in resource("schemas").iterdir()
+                   if entry.name.endswith(".yaml"))
+    return tuple(contract(name) for name in names)

@@ -37,9 +37,9 @@ def part_name(first: int, last: int, key: str) -> str:
 def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
                 batches: Iterable[tuple[int, tuple[pa.Table, ...]]], report_batch: Callable[[int, int], None],
                 **options) -> list[dict]:
-    """One new Parquet file OUT/<table>/run_id=<run>/<name> per table of `tables` (job: the writing
-    job's tag), holding the tables `batches` yields, one per file, with the shoes done so far; `options`
-    go to pyarrow's ParquetWriter. report_batch(shoes, rows of the first table) after each batch.
+    """One new Parquet file of run `run_id` named `name` per table of `tables`, where storage puts it
+    (job: the writing job's tag), holding the tables `batches` yields, one per file, with the shoes done
+    so far; `options` go to pyarrow's ParquetWriter. report_batch(shoes, rows of the first table) after each batch.
     Returns each file's table, path under OUT, rows, size and SHA-256. Runs inside a Spark task."""
     rows, writers = dict.fromkeys(tables, 0), {}
     with contextlib.ExitStack() as files:

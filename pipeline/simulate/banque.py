@@ -29,7 +29,7 @@ from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.runs import BANQUE_ROUNDS, RunRecord
 from pipeline.schemas import contract
 from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
-from pipeline.storage import PARTITION, Store
+from pipeline.storage import Store
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 WITH_REPLACEMENT = 0
@@ -266,7 +266,7 @@ class BanquePlan:
         return {"first_shoe": first, "last_shoe": last - 1, "outcomes": outcomes, "files": files}
 
     def table_schema(self, table: str) -> pa.Schema:
-        return pa.schema([pa.field(PARTITION, pa.string(), nullable=False), *contract(TABLE).arrow()])
+        return contract(TABLE).table_schema(())
 
     def result(self, written: Written) -> RunRecord:
         return run_record(self, written)

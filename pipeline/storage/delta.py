@@ -1,0 +1,183 @@
+"""The Delta Lake tables under OUT (through deltalake): reading a table at a version and its runs'
+files, one commit per run and table, and vacuum."""
+
+import json
+import random
+import time
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from pipeline.errors import BaccaratError
+from pipeline.storage.delta_log import DELTA_LOG
+from pipeline.storage.errors import CommitConflict, DamagedLog, StorageError, first_line
+from pipeline.storage.layout import partition_column
+
+COMMIT_ATTEMPTS = 8
+MIN_RETENTION_HOURS = 24
+# Runs record the versions of their commits, so the logs that reach them are kept.
+TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
+
+
+class DeltaTables:
+    """The Delta tables under a Location (a mixin of Store)."""
+
+    def delta_table(self, table: str, version: int | None = None):
+        """The Delta table OUT/<table> (at `version`), or None when it does not exist yet."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import DeltaError
+
+        uri = self.location(table)
+        self._check_log(table)
+        with self._errors(f"table {table!r} is not readable"):
+            if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+                return None
+            try:
+                return DeltaTable(uri, version=version, storage_options=self.storage_options)
+            except DeltaError as error:
+                raise self._unreadable(table, version, error) from None
+
+    def _unreadable(self, table: str, version: int | None, error: Exception) -> StorageError:
+        """Why deltalake cannot read a table (at `version`): a damaged log entry, or a version not there."""
+        if damaged := self.damaged_log_entry(table):
+            return DamagedLog(table, *damaged)
+        if version is not None:
+            return StorageError(f"table {table!r} has no readable version {version} ({first_line(error)})")
+        return DamagedLog(table, self.location(table, DELTA_LOG), first_line(error))
+
+    def tables(self) -> list[str]:
+        """The Delta tables under OUT (see table_names), those that exist."""
+        return [name for name in self.table_names() if self.delta_table(name) is not None]
+
+    def partition_files(self, table: str, run_id: str, version: int | None = None) -> list[dict]:
+        """The committed files of one run in a table (at `version`): path under OUT, size and rows."""
+        return self.committed_files(table, [run_id], version)
+
+    def committed_files(self, table: str, run_ids: list[str], version: int | None = None) -> list[dict]:
+        """The committed files of the runs `run_ids` in a table (at `version`), by path."""
+        delta = self.delta_table(table, version)
+        if delta is None:
+            return []
+        actions = pa.table(delta.get_add_actions(flatten=True)).to_pylist()
+        key = f"partition.{partition_column()}"
+        return sorted(({"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
+                       for a in actions if a.get(key) in run_ids), key=lambda f: f["path"])
+
+    def run_ids(self, table: str) -> set[str]:
+        """The runs that have committed rows in a table."""
+        delta = self.delta_table(table)
+        return {values[partition_column()] for values in delta.partitions()} if delta is not None else set()
+
+    def read_file_rows(self, path: str) -> pa.Table:
+        """The rows of one data file at `path` under OUT."""
+        with self._errors(f"cannot read {self.location(path)}"):
+            return pq.read_table(self.fs_path(path), filesystem=self.filesystem)
+
+    def read_rows(self, table: str, run_ids: list[str] | None = None, columns: list[str] | None = None
+                  ) -> pa.Table | None:
+        """The rows of a table (of the runs in `run_ids`, default all; the `columns` it has of those
+        named, default all), or None when it does not exist."""
+        delta = self.delta_table(table)
+        if delta is None:
+            return None
+        held = pa.schema(delta.schema().to_arrow()).names
+        # Read through this store's own filesystem: deltalake's default one is Python code whose buffers
+        # Arrow's threads may release after the read returns, which aborts an interpreter that is exiting.
+        table_files = pafs.SubTreeFileSystem(self.fs_path(table), self.filesystem)
+        with self._errors(f"table {table!r} is not readable"):
+            rows = delta.to_pyarrow_table(filters=[(partition_column(), "in", run_ids)] if run_ids else None,
+                                          columns=[c for c in columns if c in held] if columns else None,
+                                          filesystem=table_files)
+        for name in (c for c in columns or () if c not in held):  # a column newer than the table: null
+            rows = rows.append_column(name, pa.nulls(rows.num_rows))
+        return rows
+
+    def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
+                         transaction: tuple[str, int]) -> int:
+        """Replace run `run_id` in OUT/<table> by `files` (paths under OUT, sizes, rows) in one Delta
+        commit that records the application transaction `transaction` (app id, version); returns the
+        table's version that holds them. When the run already holds exactly these files (a retried
+        or duplicated commit), nothing is committed. Lost races are retried on the new snapshot."""
+        from deltalake.exceptions import CommitFailedError, DeltaError
+
+        uri = self.location(table)
+        paths = sorted(f["path"] for f in files)
+        self._check_files_there(uri, paths)
+        committed_version = None
+        for attempt in range(COMMIT_ATTEMPTS):
+            try:
+                delta = self._open_or_create(table, schema)
+                held = [f["path"] for f in self.partition_files(table, run_id)]
+                if held == paths:
+                    return delta.version() if committed_version is None else committed_version
+                if committed_version is not None and not set(paths) & set(held):
+                    return committed_version  # a later commit replaced the run: the last writer wins
+                # Otherwise commit (again): delta-rs lets two overwrites of a partition that was empty when
+                # both read the table land side by side, so a racer's files beside ours are replaced too.
+                self._overwrite_partition(delta, table, run_id, files, schema, transaction)
+                committed_version = self.delta_table(table).version()
+            except CommitFailedError:
+                # delta-rs takes an overwrite of one partition as reading the whole table: a concurrent
+                # commit of another run conflicts with it, so the commit is made again on the new snapshot.
+                time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
+            except (DeltaError, OSError, pa.ArrowException) as error:
+                raise StorageError(f"commit to {uri} failed: {first_line(error)}") from None
+        raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
+
+    def _check_files_there(self, uri: str, paths: list[str]) -> None:
+        with self._errors("is not readable"):
+            found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
+        if missing := [p for p, info in zip(paths, found) if info.type != pafs.FileType.File]:
+            raise StorageError(f"commit to {uri} refused: {len(missing)} of its files are gone, such as "
+                               f"{self.location(missing[0])} (removed by `baccarat vacuum`?)")
+
+    @staticmethod
+    def _overwrite_partition(delta, table: str, run_id: str, files: list[dict], schema: pa.Schema,
+                             transaction: tuple[str, int]) -> None:
+        """One commit of `files` in place of the run's partition, recording the application transaction."""
+        from deltalake import CommitProperties, Transaction
+        from deltalake.transaction import AddAction
+
+        partition, now = partition_column(), int(time.time() * 1000)
+        actions = [AddAction(f["path"].removeprefix(f"{table}/"), f["size"], {partition: run_id}, now,
+                             True, json.dumps({"numRecords": f["rows"]})) for f in files]
+        app_id, version = transaction
+        delta.create_write_transaction(
+            actions, mode="overwrite", schema=schema, partition_by=[partition],
+            partition_filters=[(partition, "=", run_id)],
+            commit_properties=CommitProperties(app_transactions=[Transaction(app_id, version)]))
+
+    def _open_or_create(self, table: str, schema: pa.Schema):
+        from deltalake import DeltaTable
+
+        delta = self.delta_table(table)
+        if delta is None:
+            DeltaTable.create(self.location(table), schema=schema, partition_by=[partition_column()], mode="ignore",
+                              configuration=TABLE_CONFIGURATION, storage_options=self.storage_options)
+            delta = self.delta_table(table)
+        return delta
+
+    def write_and_commit(self, table: str, run_id: str, name: str, rows: pa.Table, schema: pa.Schema,
+                         transaction: tuple[str, int]) -> int:
+        """Write `rows` as one file of run `run_id` (without the partition column, which Delta keeps in
+        the log) and commit it in place of the run's earlier files; returns the table's version."""
+        with self._errors("is not writable"), self.create_file(table, run_id, name) as stream:
+            pq.write_table(rows.drop_columns([c for c in rows.column_names if c == partition_column()]), stream,
+                           compression="zstd")
+        file = {"path": stream.path, "size": stream.size, "rows": rows.num_rows}
+        return self.commit_partition(table, run_id, [file], schema, transaction)
+
+    def vacuum(self, table: str, retention_hours: int, dry_run: bool, keep_versions: list[int]) -> list[str]:
+        """Remove the files of a table that no current row and no version in `keep_versions` needs,
+        older than `retention_hours` (files of attempts that never committed, replaced runs), then
+        checkpoint its log; returns the files removed (or that would be)."""
+        if retention_hours < MIN_RETENTION_HOURS:
+            raise BaccaratError(f"a retention under {MIN_RETENTION_HOURS} hours could remove a running job's files")
+        delta = self.delta_table(table)
+        with self._errors(f"table {table!r} cannot be vacuumed"):
+            removed = delta.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False,
+                                   full=True, keep_versions=sorted(set(keep_versions)) or None)
+            if not dry_run:
+                delta.create_checkpoint()
+        return removed

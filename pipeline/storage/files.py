@@ -1,0 +1,106 @@
+"""A task's data files: written under a temporary name (or in memory for an object store), hashed
+while written, and under their name only once complete; the temporaries dead attempts left."""
+
+import contextlib
+import hashlib
+import io
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.atomic import TEMPORARY_PREFIX
+from pipeline.storage.errors import StorageError, first_line
+from pipeline.storage.layout import data_file, run_folder
+
+STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
+
+
+class HashingStream(io.RawIOBase):
+    """An output stream whose SHA-256 and size are known when it is closed, without reading it back;
+    `path`: the file's path under OUT."""
+
+    def __init__(self, sink, path: str):
+        super().__init__()
+        self._sink = sink
+        self.path = path
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        self._sink.write(data)
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed and not isinstance(self._sink, io.BytesIO):
+            self._sink.close()
+        super().close()
+
+    def contents(self) -> bytes:
+        """What was written, when the sink is memory."""
+        return self._sink.getvalue()
+
+
+class DataFiles:
+    """The data files under a Location (a mixin of Store)."""
+
+    @contextlib.contextmanager
+    def create_file(self, table: str, run_id: str, name: str, job: str = "") -> Iterator[HashingStream]:
+        """A new data file `<table>/run_id=<run>/<name>`, hashed while it is written, that appears under
+        its name only once complete; the stream's `path` is the file's path under OUT. On a local disk
+        it is written under a temporary name that carries `job` (the writing job's tag) and renamed; for
+        an object store it is kept in memory and uploaded whole when complete, so a failed attempt
+        publishes nothing (closing an object-store stream would publish what was written so far).
+        Nothing reads it before a commit adds it."""
+        relative = data_file(table, run_id, name)
+        target = self.fs_path(relative)
+        folder, _, base = target.rpartition("/")
+        if not self.is_local:
+            stream = HashingStream(io.BytesIO(), relative)
+            yield stream
+            with self.filesystem.open_output_stream(target) as upload:
+                upload.write(stream.contents())
+            return
+        written = f"{folder}/{TEMPORARY_PREFIX}{base}.{job}.{uuid.uuid4().hex}.tmp"
+        self.filesystem.create_dir(folder, recursive=True)
+        stream = HashingStream(self.filesystem.open_output_stream(written), relative)
+        try:
+            yield stream
+            stream.close()
+            self.filesystem.move(written, target)
+        finally:
+            with contextlib.suppress(Exception):
+                stream.close()
+            with contextlib.suppress(OSError):
+                self.filesystem.delete_file(written)
+
+    def remove_temporaries(self, table: str, run_id: str, job: str) -> None:
+        """Remove the local temporary files that attempts of job `job` left when they died (a killed
+        executor cannot clean up after itself), and any other untouched for STALE_SECONDS; another job's
+        file being written is left alone."""
+        folder = Path(self.fs_path(run_folder(table, run_id)))
+        stale = time.time() - STALE_SECONDS
+        for leftover in folder.glob(f"{TEMPORARY_PREFIX}*.tmp") if self.is_local and folder.is_dir() else ():
+            with contextlib.suppress(FileNotFoundError):
+                if f".{job}." in leftover.name or leftover.stat().st_mtime < stale:
+                    leftover.unlink()
+
+    def sha256(self, relative: str) -> str | None:
+        """The SHA-256 of the file at `relative` under OUT, or None when it does not exist."""
+        digest = hashlib.sha256()
+        try:
+            with self.filesystem.open_input_stream(self.fs_path(relative)) as stream:
+                while block := stream.read(1 << 22):
+                    digest.update(block)
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException) as error:
+            raise StorageError(f"cannot read {self.location(relative)}: {first_line(error)}") from None
+        return digest.hexdigest()

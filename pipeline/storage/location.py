@@ -1,0 +1,192 @@
+"""Where OUT is: a local folder or `scheme://bucket/prefix`, parsed from what a user typed; its pyarrow
+filesystem, and the settings and credentials each scheme takes from the environment. A new store (a
+scheme) is a change here."""
+
+import contextlib
+import os
+import re
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from pipeline.errors import BaccaratError
+from pipeline.storage.errors import StorageError, first_line
+
+OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
+WAREHOUSE = "warehouse.duckdb"
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_S3_TIMEOUTS = {"connect_timeout": 5, "request_timeout": 60}
+# The variables each store's settings and credentials come from (see _s3_settings and _aws_environment).
+_SETTINGS_VARIABLES = {
+    "s3": ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+           "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP"),
+    "az": ("AZURE_STORAGE_ACCOUNT_NAME",),
+}
+
+
+def parse_location(text: str) -> str:
+    """OUT's URI (or absolute local path) from what a user typed, or a one-line error; a path that only
+    looks like a URI (`s3:x`, `s3:/x`) is refused rather than taken as a local folder."""
+    text = str(text).strip()
+    if not text:
+        raise BaccaratError("the output location is empty")
+    match = _SCHEME.match(text)
+    if match is None:
+        return str(Path(text).expanduser().absolute())
+    scheme = match[1].lower()
+    if scheme == "file" and text.startswith("file:///"):
+        return str(Path(urlparse(text).path).absolute())
+    if scheme not in OBJECT_STORE_SCHEMES:
+        raise BaccaratError(
+            f"{text!r}: unknown scheme {scheme + ':'!r}; use a local folder or s3://, gs://, az://, "
+            "abfss:// (write ./" + text + " for a local folder of that name)")
+    parsed = urlparse(text)
+    if not text.lower().startswith(f"{scheme}://") or not parsed.netloc:
+        raise BaccaratError(f"{text!r} is not a valid URI: write {scheme}://BUCKET/PREFIX")
+    prefix = parsed.path.strip("/")
+    if any(part in ("", ".", "..") for part in prefix.split("/")) and prefix:
+        raise BaccaratError(f"{text!r}: the prefix may not hold empty, '.' or '..' parts")
+    if parsed.query or parsed.fragment:
+        raise BaccaratError(f"{text!r}: a URI with '?' or '#' is not a location")
+    bucket = parsed.netloc.split("@")[0] if scheme == "abfss" else parsed.netloc
+    if scheme in ("s3", "gs") and not _BUCKET.match(bucket):
+        raise BaccaratError(f"{text!r}: {bucket!r} is not a valid bucket name")
+    return f"{scheme}://{parsed.netloc}" + (f"/{prefix}" if prefix else "")
+
+
+@dataclass(frozen=True)
+class Location:
+    """OUT: a local folder (kept as an absolute path) or `scheme://bucket/prefix`."""
+
+    uri: str
+
+    @classmethod
+    def parse(cls, text: str):
+        """A store from what a user typed, or a one-line error (see parse_location)."""
+        return cls(parse_location(text))
+
+    @property
+    def scheme(self) -> str:
+        return self.uri.split("://", 1)[0] if "://" in self.uri else "file"
+
+    @property
+    def is_local(self) -> bool:
+        return self.scheme == "file"
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def location(self, *parts: str) -> str:
+        """A URI (or local path) under OUT, for people and for deltalake and polars."""
+        return "/".join([self.uri.rstrip("/"), *parts])
+
+    def local_path(self, *parts: str) -> Path:
+        """A path under a local OUT (for DuckDB's own file reader and the warehouse file)."""
+        if not self.is_local:
+            raise BaccaratError(f"{self.uri} is not a local folder")
+        return Path(self.uri, *parts)
+
+    def fs_path(self, *parts: str) -> str:
+        if self.is_local:
+            return str(Path(self.uri, *parts))
+        _, rest = self.uri.split("://", 1)
+        if self.scheme == "abfss":
+            container, _, path = rest.partition("@")
+            rest = container + ("/" + path.split("/", 1)[1] if "/" in path else "")
+        return "/".join([rest.rstrip("/"), *parts])
+
+    def reader_path(self, relative: str) -> str:
+        """The path of a file under OUT as pyarrow's filesystem, DuckDB and polars take it."""
+        return self.fs_path(relative) if self.is_local else self.location(relative)
+
+    def warehouse_path(self) -> Path:
+        """The default warehouse: a local file, inside a local OUT, else in the current folder."""
+        return Path(self.uri, WAREHOUSE) if self.is_local else Path(WAREHOUSE).absolute()
+
+    def report_path(self) -> Path:
+        return Path(self.uri if self.is_local else ".", "report", "index.html").absolute()
+
+    @cached_property
+    def filesystem(self) -> pafs.FileSystem:
+        if self.is_local:
+            return pafs.LocalFileSystem()
+        if self.scheme == "s3":
+            return pafs.S3FileSystem(**_s3_settings(), **_S3_TIMEOUTS,
+                                     retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3))
+        if self.scheme == "gs":
+            return pafs.GcsFileSystem()
+        return pafs.AzureFileSystem(account_name=self._azure_account())
+
+    def _azure_account(self) -> str:
+        if self.scheme == "abfss":
+            return self.uri.split("@", 1)[1].split(".", 1)[0]
+        account = os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
+        if not account:
+            raise BaccaratError("az:// needs AZURE_STORAGE_ACCOUNT_NAME in the environment")
+        return account
+
+    def aws_environment(self) -> dict[str, str]:
+        """The AWS variables (S3 only) that deltalake and polars take as their settings."""
+        if self.scheme != "s3":
+            return {}
+        names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                 "AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP")
+        options = {name: os.environ[name] for name in names if os.environ.get(name)}
+        if "AWS_REGION" not in options and os.environ.get("AWS_DEFAULT_REGION"):
+            options["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"]
+        return options
+
+    def settings_names(self) -> list[str]:
+        """The environment variables this process takes the store's settings and credentials from
+        (names only: their values never leave the process)."""
+        return [name for name in _SETTINGS_VARIABLES.get(self.scheme, ()) if os.environ.get(name)]
+
+    def check_reachable_here(self, names: list[str]) -> None:
+        """Inside a task: the variables `names` that the driver takes the store's settings from are set
+        here too, and OUT answers; else an OSError naming what is missing, before anything is written."""
+        host = socket.gethostname()
+        if missing := [name for name in names if not os.environ.get(name)]:
+            raise PermissionError(f"the executor on {host} lacks {', '.join(missing)}, which the driver uses for "
+                                  f"{self.uri}: give them to the executors (spark.executorEnv.NAME)")
+        try:
+            self.filesystem.get_file_info(self.fs_path())
+        except OSError as error:
+            raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: {first_line(error)}") from None
+
+    def file_sizes(self, paths: list[str]) -> list[int | None]:
+        """The size of each regular file at `paths` (under OUT), None where there is none."""
+        with self._errors("is not readable"):
+            found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
+        return [info.size if info.type == pafs.FileType.File else None for info in found]
+
+    @contextlib.contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except BaccaratError:
+            raise
+        except (OSError, pa.ArrowException) as error:
+            raise StorageError(f"output path {self.uri} {what}: {first_line(error)}") from None
+
+
+def _s3_settings() -> dict:
+    """pyarrow's S3 settings from the standard AWS environment variables."""
+    settings: dict = {}
+    if region := os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"):
+        settings["region"] = region
+    if endpoint := os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"):
+        parsed = urlparse(endpoint)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise BaccaratError(f"AWS_ENDPOINT_URL {endpoint!r} is not an http(s) URL")
+        if parsed.scheme == "http" and os.environ.get("AWS_ALLOW_HTTP", "").lower() != "true":
+            raise BaccaratError(f"AWS_ENDPOINT_URL {endpoint!r} is plain http: set AWS_ALLOW_HTTP=true to allow it")
+        settings["endpoint_override"] = parsed.netloc
+        settings["scheme"] = parsed.scheme
+    return settings

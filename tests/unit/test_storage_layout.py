@@ -1,0 +1,58 @@
+"""Storage's layout comes from the contracts (schemas/*.yaml): the tables' names and the column a run's
+folder is named by; only storage builds a data file's path, and its stream carries it. No JVM."""
+
+import dataclasses
+import pickle
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.schemas import shipped_contracts
+from pipeline.storage import Store, data_file, partition_column
+from pipeline.storage import layout
+
+
+def test_every_contract_declares_the_run_partition():
+    assert {c.name: c.partition_by for c in shipped_contracts()} == {c.name: "run_id" for c in shipped_contracts()}
+    assert partition_column() == "run_id"
+
+
+def test_contracts_that_disagree_on_the_partition_column_are_refused(monkeypatch):
+    first, *rest = shipped_contracts()
+    monkeypatch.setattr(layout, "shipped_contracts", lambda: (dataclasses.replace(first, partition_by="day"), *rest))
+    layout.partition_column.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="'day', 'run_id'"):
+            layout.partition_column()
+    finally:
+        layout.partition_column.cache_clear()
+
+
+def test_the_table_names_are_the_contracts_tables_and_the_marts_folders(tmp_path):
+    (tmp_path / "marts" / "streaks").mkdir(parents=True)
+    (tmp_path / "marts" / "stray.txt").write_text("not a table")
+    names = Store.parse(str(tmp_path)).table_names()
+    assert names == ["banque_rounds", "round_ev", "rounds", "runs", "shoes", "marts/streaks"]
+
+
+def test_round_ev_is_a_table_verify_and_vacuum_see(tmp_path):
+    assert "round_ev" in Store.parse(str(tmp_path)).table_names()
+
+
+def test_create_file_writes_where_storage_says_and_its_stream_carries_the_path(tmp_path):
+    store = Store.parse(str(tmp_path))
+    rows = pa.table({"shoe_id": [1, 2]})
+    with store.create_file("rounds", "r1", "part-0.parquet", "job") as stream:
+        pq.write_table(rows, stream)
+    assert stream.path == data_file("rounds", "r1", "part-0.parquet") == "rounds/run_id=r1/part-0.parquet"
+    assert pq.read_table(tmp_path / stream.path).equals(rows)
+    assert stream.size == (tmp_path / stream.path).stat().st_size
+    assert [p.name for p in (tmp_path / "rounds" / "run_id=r1").iterdir()] == ["part-0.parquet"]
+
+
+def test_a_store_is_one_value_that_travels_to_the_tasks(tmp_path):
+    store = Store.parse(str(tmp_path))
+    assert pickle.loads(pickle.dumps(store)) == store
+    assert str(store) == store.uri == str(tmp_path)
+    assert Store.parse("s3://bucket/a/").fs_path("rounds") == "bucket/a/rounds"
