@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from pipeline.cli import ROADS_INPUT_BYTES, main
+from pipeline.cli import main
+from pipeline.cli.analytics import ROADS_INPUT_BYTES
 from pipeline.user_files import CONFIG_FILE_BYTES
 
 X = "{file}"
