@@ -7,12 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
-from pipeline.marts.engines import Engine
-from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES
+from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
+from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
+from pipeline.repair import repair_logs
+from pipeline.schemas import contract
 from pipeline.user_files import output_file, read_text
 
 EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
@@ -28,11 +31,7 @@ def marts(
         min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
 ) -> None:
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
-    from pipeline.marts.engines import build_marts
-    from pipeline.marts.inputs import EVERY_MART, load_runs
     from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
-    from pipeline.repair import repair_logs
-    from pipeline.schemas import contract
 
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     out.check_writable()
@@ -62,10 +61,7 @@ def roads(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of drawing the roads.")] = False,
 ) -> None:
     """The five roads of a sequence of results, through the same road code the marts use."""
-    from rich.console import Console
-
     from pipeline.marts import board
-    from pipeline.marts.engines import outcomes_table, road_cells
 
     if (outcomes is None) == (input_file is None):
         raise BaccaratError("give exactly one of --outcomes and --input")

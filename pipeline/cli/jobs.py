@@ -23,8 +23,16 @@ from pipeline.cli.app import (
 )
 from pipeline.cli.exact import warn_player_edges
 from pipeline.errors import BaccaratError
+from pipeline.exact import exact_odds
 from pipeline.games.banque import DEFAULT_POLICY
+from pipeline.games.pairs import strategy_pair
+from pipeline.jobs import already_committed, run_job
+from pipeline.repair import repair_data_tables, repair_logs
+from pipeline.marts.engines import Engine
+from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
+from pipeline.runs import check_run_id, read_run
+from pipeline.spark import spark_session
 from pipeline.simulate.limits import MAX_PARTITIONS, MAX_SEED, MAX_SHOES
 from pipeline.storage import Store
 
@@ -79,9 +87,6 @@ def _rate(rounds_per_second: float) -> str:
 def _run_on_spark(plan, master: str | None, what: str, shoes: int,
                   default_partitions: Callable[[int, int], int]) -> dict:
     """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress."""
-    from pipeline.jobs import run_job
-    from pipeline.spark import spark_session
-
     spark = spark_session(master, f"baccarat {what}")
     if plan.partitions is None:
         plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
@@ -154,10 +159,6 @@ def simulate(
 def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
                        master: str | None, partitions: int | None, player_strategy: str | None,
                        banker_strategy: str | None) -> str:
-    from pipeline.exact import exact_odds
-    from pipeline.games.pairs import strategy_pair
-    from pipeline.jobs import already_committed
-    from pipeline.runs import read_run
     from pipeline.simulate import job
 
     strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
@@ -182,7 +183,6 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
 def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
                      master: str | None, partitions: int | None, player_strategy: str | None,
                      banker_strategy: str | None, banker_policy: str | None, decks) -> str:
-    from pipeline.jobs import already_committed
     from pipeline.simulate import banque as banque_job
 
     no_banque_banker_strategy(banker_strategy)
@@ -201,8 +201,6 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
 
 def _print_repairs(out: Store, overwrite: bool) -> None:
     """With --overwrite, the data tables' logs are repaired first: a line for each repair."""
-    from pipeline.repair import repair_data_tables
-
     for line in repair_data_tables(out) if overwrite else ():
         print(line)
 
@@ -244,9 +242,6 @@ def composition(
     """Exact EV of every bet before every round of a committed run, from the cards a player has not
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     from pipeline.composition import job as composition_job
-    from pipeline.jobs import already_committed
-    from pipeline.repair import repair_logs
-    from pipeline.runs import check_run_id
 
     plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
     out.check_writable()
@@ -274,9 +269,6 @@ def run(
     warehouse: WarehouseOption = None,
 ) -> None:
     """The whole pipeline: simulate, marts, warehouse and report; then where everything is."""
-    from pipeline.marts.engines import Engine
-    from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES
-
     if load_rule_set(rules).two_hands is not None:
         raise BaccaratError("the marts and the report read one-hand rounds (OUT/rounds): deal baccarat banque with "
                             "`baccarat simulate --rules banque` (OUT/banque_rounds)")
