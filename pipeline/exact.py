@@ -138,6 +138,26 @@ class Odds:
     def probability(self, outcome: str) -> Fraction:
         return Fraction(self.outcomes[outcome], self.total_combinations)
 
+    def document(self, decks: int) -> dict:
+        """The odds as `baccarat odds --json` prints them: exact counts, rounded probabilities and EVs."""
+        return {
+            "rules": self.rules,
+            "decks": decks,
+            "total_combinations": self.total_combinations,
+            "outcomes": {
+                name: {"combinations": ways, "probability": float(self.probability(name))}
+                for name, ways in self.outcomes.items()
+            },
+            "bets": {
+                kind: {"ev": float(bet.ev), "house_edge_pct": float(bet.house_edge_pct), "sd": bet.sd}
+                for kind, bet in self.bets.items()
+            },
+        }
+
+    def player_edges(self) -> dict[str, BetOdds]:
+        """The bets whose payout gives the player the edge: allowed (a study may want one), never silently."""
+        return {kind: bet for kind, bet in self.bets.items() if bet.ev > 0}
+
 
 _OUTCOME_NAMES = {"B": "banker", "P": "player", "T": "tie"}
 

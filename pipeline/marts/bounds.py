@@ -13,10 +13,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from pipeline.errors import BaccaratError
+
+if TYPE_CHECKING:  # DuckDB itself loads with the first query: `baccarat --help` reads ENVIRONMENT
+    import duckdb
 
 ENVIRONMENT = {"timeout": "BACCARAT_SQL_TIMEOUT", "memory_limit": "BACCARAT_SQL_MEMORY_LIMIT",
                "threads": "BACCARAT_SQL_THREADS", "temp_directory": "BACCARAT_SQL_TEMP_DIRECTORY",
@@ -93,9 +95,11 @@ class Bounds:
                 "max_temp_directory_size": f"{self.max_temp_directory_size}B"}
 
     @contextlib.contextmanager
-    def timed(self, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    def timed(self, con: "duckdb.DuckDBPyConnection") -> Iterator[None]:
         """Run the block's queries on `con` within the timeout: past it, DuckDB's query is interrupted and
         the block ends in a one-line BaccaratError; the connection stays usable."""
+        import duckdb
+
         expired = threading.Event()
 
         def expire() -> None:

@@ -19,14 +19,14 @@ import pyarrow as pa
 from numba import njit
 
 from pipeline.cards import CODE_VALUES, NO_CARD
-from pipeline.games.banque import HANDS, NATURAL_PAID, BanquePolicy, Profile
+from pipeline.games.banque import DEFAULT_POLICY, HANDS, NATURAL_PAID, BanquePolicy, Profile, load_policy, player_strategies
 from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
 from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
-from pipeline.runs import BANQUE_ROUNDS, RunRecord
+from pipeline.runs import BANQUE_ROUNDS, RunRecord, check_run_id
 from pipeline.schemas import contract
 from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import Store
@@ -274,3 +274,13 @@ class BanquePlan:
 
 def default_partitions(shoes: int, parallelism: int) -> int:
     return partitions_for(shoes, parallelism, SHOES_PER_TASK)
+
+
+def plan_for(out: Store, rule_set: RuleSet, seed: int, shoes: int, run_id: str | None, decks: int | str | None,
+             banker_policy: str | None, player_strategy: str | None, partitions: int | None) -> BanquePlan:
+    """The plan of a banque run: the Banker's policy by name (default DEFAULT_POLICY), the Players' strategies
+    (NAME for both hands or NAME1,NAME2), a checked run id and a writable store."""
+    run = BanqueRun.of(run_id, rule_set, decks, load_policy(banker_policy or DEFAULT_POLICY),
+                       player_strategies(rule_set, player_strategy), seed, shoes)
+    check_run_id(run.run_id)
+    return BanquePlan(run, out.check_writable(), partitions)

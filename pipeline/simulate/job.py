@@ -16,7 +16,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.jobs import Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import DATA_TABLES, RunRecord
+from pipeline.runs import DATA_TABLES, RunRecord, check_run_id
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import Store
@@ -24,11 +24,6 @@ from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
 SHOES_PER_TASK = 100_000  # few enough tasks that Spark's per-task cost stays small
-MAX_SEED = 2**64 - 1
-# 10 billion shoes is about 800 billion rounds, some 7 TB of Parquet; a plan of more is refused, so the
-# driver's memory stays bounded (it holds one range a task).
-MAX_SHOES = 10**10
-MAX_PARTITIONS = 1_000_000
 WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as_integer": True}
 
 
@@ -76,6 +71,13 @@ class Plan:
 
     def result(self, written: Written) -> RunRecord:
         return run_record(self, written)
+
+
+def plan_for(out: Store, rule_set: RuleSet, seed: int, shoes: int, run_id: str | None, partitions: int | None,
+             strategies: StrategyPair | None) -> Plan:
+    """The plan of a one-hand run: its id (default RULES-sSEED-nSHOES) checked, and a writable store."""
+    run_id = check_run_id(f"{rule_set.name}-s{seed}-n{shoes}" if run_id is None else run_id)
+    return Plan(run_id, rule_set, seed, shoes, out.check_writable(), partitions, strategies=strategies)
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:

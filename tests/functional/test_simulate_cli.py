@@ -110,11 +110,11 @@ def test_output_path_that_cannot_be_written(cli):
 
 
 def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds(capsys, monkeypatch):
-    from pipeline import cli
+    from pipeline.cli import jobs
 
     now = [100.0]
-    monkeypatch.setattr(cli.time, "monotonic", lambda: now[0])
-    reporter = cli.Reporter("simulate r", 10, live=False)
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: now[0])
+    reporter = jobs.Reporter("simulate r", 10, live=False)
     now[0] = 106.0
     reporter(0, 0)  # 6 s in, no shoe done yet
     now[0] = 112.0

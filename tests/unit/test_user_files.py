@@ -7,7 +7,8 @@ import os
 import pytest
 from cli_process import baccarat, one_line_refusal
 
-from pipeline.cli import ROADS_INPUT_BYTES, main
+from pipeline.cli import main
+from pipeline.cli.analytics import ROADS_INPUT_BYTES
 from pipeline.user_files import CONFIG_FILE_BYTES
 
 X = "{file}"

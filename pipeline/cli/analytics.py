@@ -1,0 +1,142 @@
+"""The analytics over committed runs: marts (and the warehouse), roads, report and sql."""
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
+from pipeline.errors import BaccaratError
+from pipeline.marts.bounds import ENVIRONMENT, Bounds
+from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
+from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
+from pipeline.repair import repair_logs
+from pipeline.schemas import contract
+from pipeline.user_files import output_file, read_text
+
+EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
+
+
+def marts(
+    out: OutOption = DEFAULT_OUT,
+    run_id: Annotated[list[str] | None, typer.Option("--run-id", help="Runs to build (repeatable); default all committed.")] = None,
+    engine: EngineOption = Engine.duckdb,
+    warehouse: WarehouseOption = None,
+    road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
+    road_stats_shoes: Annotated[int, typer.Option(
+        min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
+) -> None:
+    """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
+    from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
+
+    runs = load_runs(out, run_id)  # every run is verified before anything is written
+    out.check_writable()
+    warehouse = check_warehouse_target(warehouse or out.warehouse_path())
+    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+        print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
+    for run in runs:
+        started = time.monotonic()
+        write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
+        print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value} "
+              f"in {time.monotonic() - started:.1f} s", flush=True)
+    warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
+    for line in left_out:
+        print(f"warning: {line}", file=sys.stderr)
+    views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
+    print(f"published {warehouse}: marts of the committed runs{views}")
+
+
+ROADS_INPUT_BYTES = 1 << 20  # about 10,000 shoes of results: a minute or two of work
+
+
+def roads(
+    outcomes: Annotated[str | None, typer.Option(help="A shoe's results in order, e.g. BPPTB.")] = None,
+    input_file: Annotated[str | None, typer.Option(
+        "--input", metavar="PATH", help='JSON lines {"id": ..., "outcomes": "BPT..."}; at most 1 MiB.')] = None,
+    engine: EngineOption = Engine.duckdb,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of drawing the roads.")] = False,
+) -> None:
+    """The five roads of a sequence of results, through the same road code the marts use."""
+    from pipeline.marts import board
+
+    if (outcomes is None) == (input_file is None):
+        raise BaccaratError("give exactly one of --outcomes and --input")
+    if outcomes is not None:
+        cells = road_cells(engine, outcomes_table([outcomes]))
+        if as_json:
+            print(json.dumps(board.roads_document(cells)))
+        else:
+            Console().print(board.board(cells))
+        return
+    ids, sequences = _read_sequences(input_file)
+    cells = road_cells(engine, outcomes_table(sequences))
+    for line_id, document in zip(ids, board.roads_documents(cells, len(ids))):
+        print(json.dumps({"id": line_id, **document}))
+
+
+def _read_sequences(path: str) -> tuple[list, list[str]]:
+    lines = read_text(path, "--input", ROADS_INPUT_BYTES, "JSON lines file").splitlines()
+    ids, sequences = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            ids.append(record["id"])
+            sequences.append(record["outcomes"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise BaccaratError(f'{path}, line {number}: expected {{"id": ..., "outcomes": "BPT..."}}') from None
+        if not isinstance(sequences[-1], str):
+            raise BaccaratError(f"{path}, line {number}: outcomes must be a string")
+    return ids, sequences
+
+
+def report(
+    out: OutOption = DEFAULT_OUT,
+    run_id: Annotated[str | None, typer.Option(help="Default: the newest run in the warehouse.")] = None,
+    shoe_id: Annotated[int | None, typer.Option(min=0, help="The shoe whose roads are drawn.")] = None,
+    warehouse: WarehouseOption = None,
+    page: Annotated[Path | None, typer.Option(
+        help="Where the page goes; default OUT/report/index.html for a local OUT, else ./report/index.html.")] = None,
+) -> Path:
+    """Write a self-contained dashboard of one run, an HTML page that opens with no network."""
+    from pipeline.report import build_report
+
+    page = build_report(out, run_id, shoe_id, warehouse, page and output_file(page, "--page"))
+    print(f"report: {page}")
+    return page
+
+
+def sql(
+    query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    warehouse: WarehouseOption = None,
+    timeout: Annotated[float | None, typer.Option(help=f"Seconds a statement may run [env {ENVIRONMENT['timeout']}; "
+                                                       "default 60].")] = None,
+    memory_limit: Annotated[str | None, typer.Option(help=f"DuckDB's memory, e.g. 1GB [env "
+                                                          f"{ENVIRONMENT['memory_limit']}; default 2GB].")] = None,
+    threads: Annotated[int | None, typer.Option(help=f"Threads [env {ENVIRONMENT['threads']}; default up to 4].")] = None,
+    temp_directory: Annotated[Path | None, typer.Option(help=f"Where a query spills, outside the data [env "
+                                                             f"{ENVIRONMENT['temp_directory']}].")] = None,
+    max_temp_directory_size: Annotated[str | None, typer.Option(help=f"The spill's cap [env "
+                                                                     f"{ENVIRONMENT['max_temp_directory_size']}; "
+                                                                     "default 10GB].")] = None,
+) -> int:
+    """Query the warehouse (read-only, bounded): one query, or a prompt reading statements ending in ';'."""
+    from pipeline.marts import shell
+    from pipeline.marts.warehouse import open_warehouse
+
+    bounds = Bounds.given(timeout=timeout, memory_limit=memory_limit, threads=threads, temp_directory=temp_directory,
+                          max_temp_directory_size=max_temp_directory_size)
+    with open_warehouse(warehouse or out.warehouse_path(), bounds) as con:
+        if query is None:
+            return shell.prompt(con, bounds)
+        try:
+            shell.run_one(con, bounds, query)
+        except KeyboardInterrupt:
+            raise typer.Abort() from None
+        return 0

@@ -1,0 +1,111 @@
+"""The typer app, the option types the commands share, and the way a command's end becomes an exit
+status: bad input 2, a failure of the world 1, an interrupt 130, each with one line on stderr."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
+from pipeline.errors import BaccaratError, PipelineError
+from pipeline.games.value import INFINITE
+from pipeline.storage import Store
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    # Click's plain help: flags read as flags (rich panels give them a <bool> type) and option names
+    # wrap rather than being cut short on a narrow terminal.
+    rich_markup_mode=None,
+    help="Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports.",
+)
+
+OutOption = Annotated[Store, typer.Option(
+    parser=Store.parse, metavar="PATH|URI",
+    help="Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://).")]
+WarehouseOption = Annotated[Path | None, typer.Option(
+    help="The DuckDB warehouse file; default OUT/warehouse.duckdb for a local OUT, else ./warehouse.duckdb.")]
+DEFAULT_OUT = Store.parse("data")
+
+RulesOption = Annotated[
+    str, typer.Option("--rules", help="A rule set in conf/rules by name, or the path of a YAML file.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+MasterOption = Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")]
+
+
+def parse_decks(text: str) -> int | str:
+    """--decks: a count of decks, or `infinite` (cards dealt with replacement) for games with options."""
+    if text == INFINITE:
+        return INFINITE
+    if not text.isdigit() or not MIN_DECKS <= int(text) <= MAX_DECKS:
+        raise typer.BadParameter(f"{text!r} is not {MIN_DECKS} to {MAX_DECKS} decks or {INFINITE!r}")
+    return int(text)
+
+
+DecksOption = Annotated[int | None, typer.Option(  # an int, or INFINITE from the parser (typer takes no unions)
+    parser=parse_decks, metavar="N|infinite",
+    help="Override the rule set's number of decks (1 to 8); `infinite` deals with replacement (games with options).")]
+
+
+def shoe_text(decks: int | str) -> str:
+    return "infinite deck (with replacement)" if decks == INFINITE else decks_text(decks)
+
+
+def no_banque_banker_strategy(banker_strategy: str | None) -> None:
+    if banker_strategy is not None:
+        raise BaccaratError("the banque Banker plays a policy for both hands: give --banker-policy NAME (conf/banque), "
+                            "not --banker-strategy")
+
+
+def count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
+
+
+@app.callback()
+def _commands() -> None:
+    """Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports."""
+
+
+INTERRUPTED = 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        argv = ["--help"]
+    try:
+        result = typer.main.get_command(app).main(args=argv, prog_name="baccarat", standalone_mode=False)
+    except typer.Exit as done:
+        return done.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("error: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except typer.TyperException as error:  # bad arguments, as click words them
+        print(f"error: {error.format_message()}", file=sys.stderr)
+        return 2
+    except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_status
+    if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
+        print("error: interrupted", file=sys.stderr)
+    return result if isinstance(result, int) else 0
+
+
+def console() -> None:
+    """Console-script entry point: the process ends with main()'s status once its output is flushed,
+    without the interpreter's finalisation, where native threads (Arrow's, DuckDB's) still releasing
+    Python objects can abort the process (SIGABRT, exit 134) after the command has succeeded."""
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader stopped reading (`| head`): nothing left to say
+            pass
+        except OSError:
+            status = status or 1
+    os._exit(status)

@@ -1,0 +1,287 @@
+"""The Spark jobs: simulate, composition and run (the whole pipeline), with progress for people."""
+
+import functools
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Annotated
+
+import typer
+
+from pipeline.cli.analytics import marts, report
+from pipeline.cli.app import (
+    DEFAULT_OUT,
+    MasterOption,
+    OutOption,
+    RulesOption,
+    WarehouseOption,
+    count,
+    no_banque_banker_strategy,
+    parse_decks,
+)
+from pipeline.cli.exact import warn_player_edges
+from pipeline.errors import BaccaratError
+from pipeline.exact import exact_odds
+from pipeline.games.banque import DEFAULT_POLICY
+from pipeline.games.pairs import strategy_pair
+from pipeline.jobs import already_committed, run_job
+from pipeline.repair import repair_data_tables, repair_logs
+from pipeline.marts.engines import Engine
+from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES
+from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
+from pipeline.runs import RunRecord, check_run_id, read_run
+from pipeline.spark import spark_session
+from pipeline.simulate.limits import MAX_PARTITIONS, MAX_SEED, MAX_SHOES
+from pipeline.storage import Store
+
+ShoesOption = Annotated[int, typer.Option(min=1, max=MAX_SHOES, help="How many shoes to deal (at most 10**10).")]
+SeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Run seed, 0 to 2**64-1.")]
+
+
+class Reporter:
+    """Progress for people: a live bar on a terminal, a plain log line every few seconds otherwise."""
+
+    def __init__(self, what: str, total: int, live: bool):
+        self.what, self.total, self.live = what, total, live
+        self.started = self.last_line = time.monotonic()
+        self.bar, self.finished = None, False
+        if live:
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                TextColumn("{task.completed:,}/{task.total:,} shoes {task.fields[speed]}"),
+                                TimeRemainingColumn())
+            self.task = self.bar.add_task(what, total=total, speed="")
+            self.bar.start()
+
+    def __call__(self, shoes: int, rounds: int) -> None:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        speed = _rate(rounds / elapsed)
+        if self.bar:
+            self.bar.update(self.task, completed=shoes, speed=speed)
+        elif not self.finished and (time.monotonic() - self.last_line >= 5 or shoes == self.total):
+            self.last_line = time.monotonic()
+            self.finished = shoes == self.total
+            left = f"about {(self.total - shoes) * elapsed / shoes:.0f} s left" if shoes else "starting"
+            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}", flush=True)
+
+    def close(self) -> None:
+        if self.bar:
+            self.bar.stop()
+
+
+def _rate(rounds_per_second: float) -> str:
+    """A speed readable at any size: 0.00M rounds/s says nothing."""
+    if rounds_per_second >= 1e5:
+        return f"{rounds_per_second / 1e6:.2f}M rounds/s"
+    return f"{rounds_per_second:,.0f} rounds/s"
+
+
+def _run_on_spark(plan, master: str | None, what: str, shoes: int,
+                  default_partitions: Callable[[int, int], int]) -> dict:
+    """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress."""
+    spark = spark_session(master, f"baccarat {what}")
+    if plan.partitions is None:
+        plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
+    reporter = Reporter(what, shoes, live=sys.stdout.isatty())
+    try:
+        return run_job(spark, plan, reporter)
+    finally:
+        reporter.close()
+
+
+def leaves_no_empty_folder(command: Callable) -> Callable:
+    """The command's local OUT, when the command created it (Store.check_writable does) and failed
+    before writing anything into it, goes again, with the parent folders it created."""
+
+    @functools.wraps(command)
+    def guarded(*args, out: Store = DEFAULT_OUT, **kwargs):
+        created = [] if not out.is_local else [folder for folder in (out.local_path(), *out.local_path().parents)
+                                                if not folder.exists()]
+        try:
+            return command(*args, out=out, **kwargs)
+        except BaseException:
+            for folder in created:  # the deepest first; a folder that is not empty stays, and its parents
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+            raise
+
+    return guarded
+
+
+@leaves_no_empty_folder
+def simulate(
+    shoes: ShoesOption,
+    seed: SeedOption,
+    rules: RulesOption = DEFAULT_RULES,
+    run_id: Annotated[str | None, typer.Option(help="Default: RULES-sSEED-nSHOES.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    master: MasterOption = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=MAX_PARTITIONS, help="Tasks, and files per table (at most 1,000,000).")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace a run id that exists with other parameters.")] = False,
+    player_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Player's strategy, in conf/strategies by name or a YAML file; "
+             "default the equilibrium of the rule set's shoe, the Banker seeing his cards. Baccarat banque: "
+             "NAME for both hands or NAME1,NAME2.")] = None,
+    banker_strategy: Annotated[str | None, typer.Option(
+        help="Games with options: the Banker's strategy; default that equilibrium's.")] = None,
+    banker_policy: Annotated[str | None, typer.Option(
+        help=f"Baccarat banque: the Banker's policy, in conf/banque (default {DEFAULT_POLICY}).")] = None,
+    decks: Annotated[int | None, typer.Option(
+        parser=parse_decks, metavar="N|infinite",
+        help="Baccarat banque: override the rule set's decks; `infinite` deals with replacement.")] = None,
+) -> str:
+    """Deal SHOES whole shoes in parallel Spark tasks into Delta tables (rounds, shoes, then runs); in a
+    game with options (chemin de fer), with a strategy pair playing the choices; baccarat banque into
+    OUT/banque_rounds.
+
+    Spark's output goes to a log file (in BACCARAT_LOG_DIR); BACCARAT_SPARK_LOG_LEVEL=INFO shows it on stderr."""
+    rule_set = load_rule_set(rules)
+    if rule_set.two_hands is not None:
+        return _simulate_banque(rule_set, shoes, seed, run_id, out, overwrite, master, partitions, player_strategy,
+                                banker_strategy, banker_policy, decks)
+    if decks is not None or banker_policy is not None:
+        raise BaccaratError("--decks and --banker-policy are for baccarat banque (--rules banque)")
+    return _simulate_one_hand(rule_set, shoes, seed, run_id, out, overwrite, master, partitions, player_strategy,
+                              banker_strategy)
+
+
+def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
+                       master: str | None, partitions: int | None, player_strategy: str | None,
+                       banker_strategy: str | None) -> str:
+    from pipeline.simulate import job
+
+    strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
+    if strategies is None:
+        warn_player_edges(exact_odds(rule_set))
+    else:
+        print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
+    plan = job.plan_for(out, rule_set, seed, shoes, run_id, partitions, strategies)
+    _print_repairs(out, overwrite)
+    replacing = overwrite and read_run(out, plan.run_id) is not None
+    if already_committed(plan, overwrite):
+        print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
+        return plan.run_id
+    started = time.monotonic()
+    record = _run_on_spark(plan, master, f"simulate {plan.run_id}", shoes, job.default_partitions)
+    _summary(record, out, time.monotonic() - started)
+    if replacing:
+        _forget_replaced_run(out, plan.run_id)
+    return plan.run_id
+
+
+def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
+                     master: str | None, partitions: int | None, player_strategy: str | None,
+                     banker_strategy: str | None, banker_policy: str | None, decks) -> str:
+    from pipeline.simulate import banque as banque_job
+
+    no_banque_banker_strategy(banker_strategy)
+    plan = banque_job.plan_for(out, rule_set, seed, shoes, run_id, decks, banker_policy, player_strategy, partitions)
+    run, table = plan.run, out.location(banque_job.TABLE)
+    _print_repairs(out, overwrite)
+    if already_committed(plan, overwrite):
+        print(f"run {run.run_id!r} is already committed with these parameters in {table}: nothing to do")
+        return run.run_id
+    started = time.monotonic()
+    result = _run_on_spark(plan, master, f"simulate {run.run_id}", shoes, banque_job.default_partitions)
+    print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result.rounds:,} rounds in "
+          f"{time.monotonic() - started:.1f} s; {table} version {result.versions[banque_job.TABLE]}")
+    return run.run_id
+
+
+def _print_repairs(out: Store, overwrite: bool) -> None:
+    """With --overwrite, the data tables' logs are repaired first: a line for each repair."""
+    for line in repair_data_tables(out) if overwrite else ():
+        print(line)
+
+
+def _summary(record: RunRecord, out: Store, seconds: float) -> None:
+    rounds = record.rounds
+    shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in record.outcomes.items())
+    print(f"committed run {record.run_id!r}: {record.shoes:,} shoes, {rounds:,} rounds ({shares})")
+    print(f"{len(record.files)} files in {seconds:.1f} s ({_rate(rounds / seconds)}); "
+          f"rounds version {record.versions['rounds']}, shoes version {record.versions['shoes']}, "
+          f"row in {out.location('runs')}")
+
+
+def _forget_replaced_run(out: Store, run_id: str) -> None:
+    from pipeline.marts.replaced import forget_replaced_run
+
+    forgotten = forget_replaced_run(out, run_id)
+    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
+    if forgotten.round_ev:
+        print(f"its exact odds before each round are removed: run `baccarat composition --run-id {run_id}`")
+    if forgotten.warehouse is not None:
+        for line in forgotten.left_out:
+            print(f"warning: {line}", file=sys.stderr)
+        print(f"published {forgotten.warehouse} again")
+
+
+def composition(
+    run_id: Annotated[str, typer.Option(help="The committed run whose rounds are analysed.")],
+    out: OutOption = DEFAULT_OUT,
+    shoes: Annotated[int | None, typer.Option(
+        min=1, max=MAX_SHOES, help="Only the run's first N shoes; default every shoe.")] = None,
+    counts: Annotated[str | None, typer.Option(
+        metavar="NAME,...", help="Count systems: names in conf/counts or paths of .yaml files; default every "
+        "shipped one whose bets the run's rule set offers.")] = None,
+    master: MasterOption = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=MAX_PARTITIONS, help="Tasks, and files (at most 1,000,000).")] = None,
+) -> None:
+    """Exact EV of every bet before every round of a committed run, from the cards a player has not
+    seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
+    from pipeline.composition import job as composition_job
+
+    plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
+    out.check_writable()
+    for line in repair_logs(out, [composition_job.ROUND_EV]):
+        print(f"{line}: compute the round_ev rows of the other runs it held again")
+    if already_committed(plan, overwrite=False):
+        print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
+              "nothing to do")
+        return
+    started = time.monotonic()
+    result = _run_on_spark(plan, master, f"composition {run_id}", plan.shoes, composition_job.default_partitions)
+    seconds = time.monotonic() - started
+    print(f"committed round_ev of run {run_id!r}: {count(result['shoes'], 'shoe')}, "
+          f"{count(result['rounds'], 'round')}, {count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
+          f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
+          f"{', '.join(result['counts']) or 'none'}")
+
+
+def run(
+    shoes: Annotated[int, typer.Option(min=1, max=MAX_SHOES, help="How many shoes to deal (at most 10**10).")] = 20_000,
+    rules: RulesOption = DEFAULT_RULES,
+    seed: SeedOption = 1,
+    out: OutOption = DEFAULT_OUT,
+    master: MasterOption = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """The whole pipeline: simulate, marts, warehouse and report; then where everything is."""
+    if load_rule_set(rules).two_hands is not None:
+        raise BaccaratError("the marts and the report read one-hand rounds (OUT/rounds): deal baccarat banque with "
+                            "`baccarat simulate --rules banque` (OUT/banque_rounds)")
+    warehouse = warehouse or out.warehouse_path()
+    run_id = simulate(shoes=shoes, seed=seed, rules=rules, run_id=None, out=out, master=master,
+                      partitions=None, overwrite=False)
+    marts(out=out, run_id=[run_id], engine=Engine.duckdb, warehouse=warehouse, road_cells_shoes=ROAD_CELLS_SHOES,
+          road_stats_shoes=ROAD_STATS_SHOES)
+    page = report(out=out, run_id=run_id, shoe_id=None, warehouse=warehouse, page=None)
+    print(f"\nrun {run_id!r} is ready:\n"
+          f"  rounds and shoes  {out.location('rounds')}, {out.location('shoes')} (Delta tables); the run's row "
+          f"in {out.location('runs')}\n"
+          f"  dashboard tables  {out.location('marts')} (Delta tables) and {warehouse}\n"
+          f"  report            {page}\n"
+          f"  query it          baccarat sql --warehouse {shlex.quote(str(warehouse))} "
+          f"{shlex.quote('SELECT * FROM bet_performance')}")

@@ -1,0 +1,102 @@
+"""The store's own commands: runs, verify and vacuum; and docs, the data dictionary and the check of
+every document."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.cli.app import DEFAULT_OUT, OutOption, app, count
+from pipeline.errors import BaccaratError
+from pipeline.render import TextTable, show
+from pipeline.repair import verify_store
+from pipeline.runs import RUN_TABLES, check_run_id, read_runs
+from pipeline.storage import MIN_RETENTION_HOURS
+from pipeline.user_files import output_file
+
+
+def runs(
+    out: OutOption = DEFAULT_OUT,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines instead of a table.")] = False,
+) -> None:
+    """The committed runs, with the Delta versions of their commits and their times."""
+    records = read_runs(out.check_readable())
+    if as_json:
+        for record in records:
+            print(json.dumps(record.summary()))
+        return
+    versions = "versions (rounds, shoes or banque_rounds)"
+    table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", versions, "started",
+                      "ended"), left=frozenset({"run id", "rules", versions, "started", "ended"}))
+    for r in records:
+        table.add(r.run_id, r.rules, str(r.seed), f"{r.shoes:,}", f"{r.rounds:,}",
+                  ", ".join(map(str, r.versions.values())), r.started_at.isoformat(), r.ended_at.isoformat())
+    show(table)
+
+
+def verify(
+    out: OutOption = DEFAULT_OUT,
+    run_id: Annotated[list[str] | None, typer.Option(
+        "--run-id", help="Runs to verify (repeatable); default every committed run.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of lines.")] = False,
+) -> int:
+    """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
+    records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
+    problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
+    if as_json:
+        print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
+    elif problems:
+        print("\n".join(problems))
+    else:
+        print(f"verified {count(runs_checked, 'run')} in {out}: every log, file and contract checks out")
+    return 1 if problems else 0
+
+
+def vacuum(
+    out: OutOption = DEFAULT_OUT,
+    retention_hours: Annotated[int, typer.Option(
+        min=MIN_RETENTION_HOURS,
+        help="Only files older than this go: a job still running has written nothing older.")] = 168,
+    dry_run: Annotated[bool, typer.Option(help="List what would go, remove nothing.")] = False,
+) -> None:
+    """Remove files no committed version needs (attempts that never committed, replaced runs and
+    marts) and checkpoint the tables' logs."""
+    records = read_runs(out.check_readable())
+    keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
+    for table in out.tables():
+        removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
+        verb = "would remove" if dry_run else "removed"
+        print(f"{out.location(table)}: {verb} {len(removed)} files")
+
+
+def docs(
+    path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
+    check: Annotated[bool, typer.Option(help="Only check that the file is up to date.")] = False,
+) -> None:
+    """Generate the data dictionary (docs/tables.md) from the contracts in schemas/; --check: it is current,
+    and every link and `baccarat` command in README.md and docs/ resolves."""
+    from pipeline.dictionary import write_dictionary
+
+    if check:
+        _check_documents(path)
+        return
+    try:
+        written = write_dictionary(output_file(path, "--path"))
+    except OSError as error:
+        raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
+    print(f"{path} {'written' if written else 'already up to date'}")
+
+
+def _check_documents(dictionary: Path) -> None:
+    """Print each problem of the documents as a one-line error and exit 2, or say they are current."""
+    from pipeline.doc_check import document_problems
+
+    problems = document_problems(dictionary, typer.main.get_command(app).commands)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        raise typer.Exit(2)
+    print(f"{dictionary} is up to date")
+    print("every link in README.md and docs/ resolves, and every baccarat command they name exists")
