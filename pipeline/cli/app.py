@@ -71,6 +71,7 @@ def _commands() -> None:
 
 
 INTERRUPTED = 130
+READER_GONE = 141  # 128 + SIGPIPE: a shell's status for a command whose reader closed the pipe first
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         argv = ["--help"]
+    stdout = sys.stdout
     try:
         result = typer.main.get_command(app).main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
@@ -91,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
         print(f"error: {error}", file=sys.stderr)
         return error.exit_status
+    except SystemExit:
+        if sys.stdout is not stdout:  # typer's answer to a closed pipe (EPIPE): stdout swapped, exit 1
+            return READER_GONE
+        raise
     if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
         print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
@@ -105,7 +111,7 @@ def console() -> None:
         try:
             stream.flush()
         except BrokenPipeError:  # the reader stopped reading (`| head`): nothing left to say
-            pass
+            status = status or READER_GONE
         except OSError:
             status = status or 1
     os._exit(status)

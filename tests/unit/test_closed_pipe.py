@@ -1,0 +1,26 @@
+"""A reader that closes the pipe before a command's output is written (`baccarat odds | head -1`): the
+command exited 1 with nothing said (typer's answer to EPIPE) or 0, by chance. It is 141 (128 + SIGPIPE),
+as a shell reports for any command whose reader went, and stderr stays empty."""
+
+import subprocess
+import sys
+
+import pytest
+
+READER_GONE = 141
+
+
+@pytest.mark.parametrize("args", [["odds"], ["odds", "--json"], ["risk", "--bet", "player", "--bankroll", "5",
+                                                                   "--goal", "5"], ["--help"]])
+def test_a_closed_pipe_exited_1_with_nothing_said(args, tmp_path):
+    command = subprocess.Popen([sys.executable, "-m", "pipeline.cli", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=tmp_path)
+    command.stdout.close()  # before the command, still importing, writes a byte
+    err = command.stderr.read()
+    assert (command.wait(timeout=120), err) == (READER_GONE, b"")
+
+
+def test_a_reader_that_takes_everything_gets_status_0(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "odds"], capture_output=True, cwd=tmp_path,
+                          timeout=120)
+    assert (done.returncode, done.stderr) == (0, b"") and b"banker" in done.stdout
