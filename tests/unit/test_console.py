@@ -3,17 +3,17 @@
 import subprocess
 import sys
 
-# A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches numba).
+# A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches pyarrow).
 INTERRUPT_WHILE_LOADING = """
 import os, signal, sys
 
-class InterruptOnNumba:
+class InterruptOnPyarrow:
     def find_spec(self, name, path=None, target=None):
-        if name == "numba":
+        if name == "pyarrow":
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
-sys.meta_path.insert(0, InterruptOnNumba())
+sys.meta_path.insert(0, InterruptOnPyarrow())
 sys.argv = ["baccarat", "odds", "--help"]
 from pipeline.console import console
 console()
