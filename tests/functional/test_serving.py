@@ -102,17 +102,10 @@ def test_a_journal_beside_the_published_file_is_refused_not_replayed(data):
     readers say so in one line and replay nothing; publishing again clears it."""
     published = (data / WAREHOUSE).resolve()
     published.chmod(0o644)  # a client able to write it: its owner, or root
-    writer = subprocess.run([sys.executable, "-c", "import duckdb, os, sys\ncon = duckdb.connect(sys.argv[1])\n"
-                             "con.execute('UPDATE bet_performance SET ev = 99')\nos._exit(0)", str(published)],
-                            capture_output=True, text=True, timeout=60)
-    assert writer.returncode == 0 and journals(data) == [published.with_name(published.name + ".wal")]
-    done = baccarat("sql", "--out", data, TRUE_EV)
-    assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1
-    assert "journal" in done.stderr and "baccarat marts" in done.stderr
-    with pytest.raises(sa.exc.DBAPIError, match="journal"):
-        engine(data / WAREHOUSE).connect()
-    assert baccarat("marts", "--out", data).returncode == 0
-    assert journals(data) == [] and "true" in baccarat("sql", "--out", data, TRUE_EV).stdout
+    write_as_a_client(published, "con.execute('UPDATE bet_performance SET ev = 99')\nos._exit(0)")
+    assert journals(data) == [published.with_name(published.name + ".wal")]
+    readers_refuse_until_published_again(data, "journal")
+    assert journals(data) == []
 
 
 def test_each_publish_is_a_read_only_file_of_its_own_and_the_older_ones_go(cli, data):
@@ -129,14 +122,25 @@ def test_a_published_file_a_root_client_changed_and_closed_cleanly_is_refused(da
     """Mode 0444 stops no root client, and a clean close folds its journal into the file, so no journal
     was left to see: the publish's recorded SHA-256 shows the change."""
     published = (data / WAREHOUSE).resolve()
-    writer = subprocess.run([sys.executable, "-c", "import duckdb, sys\ncon = duckdb.connect(sys.argv[1])\n"
-                             "con.execute('DELETE FROM bet_performance')\ncon.close()", str(published)],
-                            capture_output=True, text=True, timeout=60)
-    assert writer.returncode == 0 and journals(data) == []
+    write_as_a_client(published, "con.execute('DELETE FROM bet_performance')\ncon.close()")
+    assert journals(data) == []
+    readers_refuse_until_published_again(data, "changed after it was published")
+
+
+def write_as_a_client(published: Path, script: str) -> None:
+    """A DuckDB client in a process of its own that opens the published file read-write and runs `script`."""
+    writer = subprocess.run([sys.executable, "-c", f"import duckdb, os, sys\ncon = duckdb.connect(sys.argv[1])\n"
+                             f"{script}", str(published)], capture_output=True, text=True, timeout=60)
+    assert writer.returncode == 0, writer.stderr
+
+
+def readers_refuse_until_published_again(data: Path, why: str) -> None:
+    """`baccarat sql` and the BI dialect refuse the warehouse in one line saying `why` (exit 1), and
+    `baccarat marts` publishes it whole again."""
     done = baccarat("sql", "--out", data, TRUE_EV)
     assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1
-    assert "changed after it was published" in done.stderr and "baccarat marts" in done.stderr
-    with pytest.raises(sa.exc.DBAPIError, match="changed after it was published"):
+    assert why in done.stderr and "baccarat marts" in done.stderr
+    with pytest.raises(sa.exc.DBAPIError, match=why):
         engine(data / WAREHOUSE).connect()
     assert baccarat("marts", "--out", data).returncode == 0
     assert "true" in baccarat("sql", "--out", data, TRUE_EV).stdout
