@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_support import machine_load
+from bench_support import machine_load, shared_bench_folder
 from numba import njit
 
 from pipeline.bets import BET_KINDS
@@ -33,7 +33,7 @@ from pipeline.cards import CARDS_PER_DECK, RANKS, SUITS
 from pipeline.composition.kernel import round_evs
 from pipeline.rule_sets import RuleSet, load_rule_set
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "shared" / "bench"
+BENCH_DIR = shared_bench_folder()
 TARGET = 1.0
 SHOE_DECKS, MOST_REMOVED = 8, 400
 CHECKED = 20  # compositions whose EVs the C program's `eval` prints, compared with the kernel's

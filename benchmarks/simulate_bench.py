@@ -38,6 +38,7 @@ from bench_support import (
     run_record,
     s3_bucket,
     scratch_folder,
+    shared_bench_folder,
     simulate_command,
 )
 
@@ -48,7 +49,7 @@ from pipeline.simulate.kernel import deal_shoes
 
 RULES = "punto_banco"
 SEED = 1
-C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "c_reference.c"
+C_SOURCE = shared_bench_folder() / "c_reference.c"
 KERNEL_TARGET = 0.50
 SIMULATE_TARGET = 0.50  # speed: pyarrow's seconds / the job's seconds
 MEMORY_TARGET_MB = 1536
