@@ -4,8 +4,8 @@ Run from the repository root (a minute; do not run other heavy work meanwhile):
 
     python benchmarks/composition_bench.py [--compositions 5000] [--seed 1] [--bench-dir ../shared/bench]
 
-The reference is shared/bench/c_exact_ev.c beside the repository (or --bench-dir), compiled with
-gcc -O2 and run as `c_exact_ev bench N SEED`: N random partial 8-deck shoes (0..400 cards removed)
+The reference is c_exact_ev.c in the nearest shared/bench above the repository (or --bench-dir),
+compiled with gcc -O2 and run as `c_exact_ev bench N SEED`: N random partial 8-deck shoes (0..400 cards removed)
 evaluated one after another, 8 bets from the rank counts. This script rebuilds the C program's
 compositions itself (the same xoshiro256** stream, Fisher-Yates and removals, following each card so
 that the suits are known too), checks that they are the C program's (their mean size, and the C

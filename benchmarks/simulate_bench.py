@@ -8,7 +8,7 @@ Run from the repository root (takes a minute or two; do not run other heavy work
 Every target is a ratio against a reference measured in the same run on the same machine:
 
 1. kernel:   deal_shoes (every column in memory, one core) vs. the C reference in mode 1
-             (shared/bench/c_reference.c beside the repository); target ratio >= 0.50.
+             (c_reference.c in the nearest shared/bench above the repository); target ratio >= 0.50.
 2. simulate: `baccarat simulate --master local[2]` into a local folder, wall clock including
              Spark start-up and the Delta commits, vs. pyarrow alone writing the same rounds from
              memory in 2 processes; speed ratio (pyarrow seconds / simulate seconds) target >= 0.50.
