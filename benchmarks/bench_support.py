@@ -17,11 +17,19 @@ from pathlib import Path
 from pipeline.runs import RunRecord, read_run
 from pipeline.storage import Store
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "functional"))
 from local_s3 import aws_environment, s3_server  # noqa: E402  (the tests' local S3 server)
 
 BUCKET = "bench"
 POLL_SECONDS = 0.2
+
+
+def shared_bench_folder() -> Path:
+    """The C references' folder, shared/bench, in the nearest folder above the repository holding one
+    (a checkout or a worktree of it); where it would be when there is none."""
+    above = Path(__file__).resolve().parents[2:]
+    return next((folder / "shared" / "bench" for folder in above if (folder / "shared" / "bench").is_dir()),
+                above[0] / "shared" / "bench")
 
 
 def simulate_command(shoes: int, seed: int, out: str, run_id: str, *extra: str) -> list[str]:

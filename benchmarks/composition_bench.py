@@ -4,8 +4,8 @@ Run from the repository root (a minute; do not run other heavy work meanwhile):
 
     python benchmarks/composition_bench.py [--compositions 5000] [--seed 1] [--bench-dir ../shared/bench]
 
-The reference is shared/bench/c_exact_ev.c beside the repository (or --bench-dir), compiled with
-gcc -O2 and run as `c_exact_ev bench N SEED`: N random partial 8-deck shoes (0..400 cards removed)
+The reference is c_exact_ev.c in the nearest shared/bench above the repository (or --bench-dir),
+compiled with gcc -O2 and run as `c_exact_ev bench N SEED`: N random partial 8-deck shoes (0..400 cards removed)
 evaluated one after another, 8 bets from the rank counts. This script rebuilds the C program's
 compositions itself (the same xoshiro256** stream, Fisher-Yates and removals, following each card so
 that the suits are known too), checks that they are the C program's (their mean size, and the C
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_support import machine_load
+from bench_support import machine_load, shared_bench_folder
 from numba import njit
 
 from pipeline.bets import BET_KINDS
@@ -33,7 +33,7 @@ from pipeline.cards import CARDS_PER_DECK, RANKS, SUITS
 from pipeline.composition.kernel import round_evs
 from pipeline.rule_sets import RuleSet, load_rule_set
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "shared" / "bench"
+BENCH_DIR = shared_bench_folder()
 TARGET = 1.0
 SHOE_DECKS, MOST_REMOVED = 8, 400
 CHECKED = 20  # compositions whose EVs the C program's `eval` prints, compared with the kernel's

@@ -4,11 +4,12 @@ Run from the repository root (takes a minute or two; do not run other heavy work
 
     python benchmarks/simulate_bench.py [--shoes 1000000] [--kernel-shoes 200000] [--c-shoes 400000] [--keep]
     python benchmarks/simulate_bench.py --s3 [--shoes 100000]
+    python benchmarks/simulate_bench.py --task --shoes 40000
 
 Every target is a ratio against a reference measured in the same run on the same machine:
 
 1. kernel:   deal_shoes (every column in memory, one core) vs. the C reference in mode 1
-             (shared/bench/c_reference.c beside the repository); target ratio >= 0.50.
+             (c_reference.c in the nearest shared/bench above the repository); target ratio >= 0.50.
 2. simulate: `baccarat simulate --master local[2]` into a local folder, wall clock including
              Spark start-up and the Delta commits, vs. pyarrow alone writing the same rounds from
              memory in 2 processes; speed ratio (pyarrow seconds / simulate seconds) target >= 0.50.
@@ -16,7 +17,9 @@ Every target is a ratio against a reference measured in the same run on the same
              target < 1536 MB per process.
 
 --s3 starts a local S3 server (moto, 127.0.0.1) and reports the job's throughput into a bucket
-(no target); --load reports the job alone on a local disk. The script is a report: it exits 0
+(no target); --load reports the job alone on a local disk; --task reports the CPU seconds of one
+task's write_range (dealing, Arrow, Parquet, hashing, in this process) over --shoes, best of three,
+a figure a loaded machine moves less than wall clock. The script is a report: it exits 0
 whatever the ratios are.
 """
 
@@ -37,18 +40,20 @@ from bench_support import (
     run_record,
     s3_bucket,
     scratch_folder,
+    shared_bench_folder,
     simulate_command,
 )
 
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import RunRecord
+from pipeline.storage import Store
 from pipeline.simulate.batch import Dealer
-from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS
+from pipeline.simulate.job import SHOES_PER_BATCH, WRITE_OPTIONS, Plan, write_range
 from pipeline.simulate.kernel import deal_shoes
 
 RULES = "punto_banco"
 SEED = 1
-C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "c_reference.c"
+C_SOURCE = shared_bench_folder() / "c_reference.c"
 KERNEL_TARGET = 0.50
 SIMULATE_TARGET = 0.50  # speed: pyarrow's seconds / the job's seconds
 MEMORY_TARGET_MB = 1536
@@ -159,11 +164,12 @@ def main() -> None:
     parser.add_argument("--load", action="store_true",
                         help="only the job and its memory, for load runs too large for the in-memory reference")
     parser.add_argument("--s3", action="store_true", help="only the job's throughput into a local S3 server")
+    parser.add_argument("--task", action="store_true", help="only the CPU seconds of one task's write_range")
     args = parser.parse_args()
 
     with scratch_folder("simulate-bench-", args.keep) as workdir:
         print(machine_load(), flush=True)
-        (s3_report if args.s3 else load_report if args.load else report)(args, workdir)
+        (s3_report if args.s3 else load_report if args.load else task_report if args.task else report)(args, workdir)
         print(machine_load())
 
 
@@ -190,6 +196,19 @@ def load_report(args, workdir: Path) -> None:
     print("peak memory per process (VmHWM):")
     print("\n".join(memory_lines(sim["peaks"])))
     print(memory_verdict(sim["peaks"]))
+
+
+def task_report(args, workdir: Path) -> None:
+    """One task's write path in this process: CPU seconds of write_range over --shoes, best of three."""
+    plan = Plan("bench", load_rule_set(RULES), SEED, args.shoes, Store.parse(str(workdir / "out")), partitions=1)
+    write_range(plan, 0, SHOES_PER_BATCH)  # the kernel's compilation or cache load, not timed
+    seconds = []
+    for _ in range(3):
+        started = time.process_time()
+        files = write_range(plan, 0, args.shoes)["files"]
+        seconds.append(time.process_time() - started)
+    print(f"one task's write_range: {args.shoes:,} shoes  {min(seconds):.3f} s of CPU (best of 3; "
+          f"all {', '.join(f'{s:.3f}' for s in seconds)})  files {', '.join(f['sha256'][:12] for f in files)}")
 
 
 def s3_report(args, workdir: Path) -> None:

@@ -17,6 +17,7 @@ from pipeline import progress
 from pipeline.spark import SPARK_LOG_FILE
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
+WRITE_BUFFER_BYTES = 1 << 20
 
 
 def shoe_ranges(shoes: int, partitions: int) -> list[tuple[int, int]]:
@@ -44,18 +45,23 @@ def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
     rows, writers = dict.fromkeys(tables, 0), {}
     with contextlib.ExitStack() as files:
         streams = {table: files.enter_context(out.create_file(table, run_id, name, job)) for table in tables}
+        # pyarrow's buffer in front of the Python stream: its pages reach Python (and the hash) in large writes
+        sinks = {table: pa.output_stream(stream, buffer_size=WRITE_BUFFER_BYTES) for table, stream in streams.items()}
         try:
             for shoes_done, parts in batches:
                 for table, data in zip(tables, parts, strict=True):
                     if table not in writers:
-                        writers[table] = pq.ParquetWriter(streams[table], data.schema, **options)
+                        writers[table] = pq.ParquetWriter(sinks[table], data.schema, **options)
                     writers[table].write_table(data)
                     rows[table] += data.num_rows
                 report_batch(shoes_done, rows[tables[0]])
-        finally:
-            for writer in writers.values():  # after a failure (a full disk fails the close too), without masking it
+        except BaseException:
+            for closing in (*writers.values(), *sinks.values()):  # a full disk fails the close too: not masking it
                 with contextlib.suppress(Exception):
-                    writer.close()
+                    closing.close()
+            raise
+        for closing in (*writers.values(), *sinks.values()):  # the footers, then what the buffers hold
+            closing.close()
     return [{"table": table, "path": streams[table].path, "rows": rows[table], "size": streams[table].size,
              "sha256": streams[table].digest.hexdigest()} for table in tables]
 
