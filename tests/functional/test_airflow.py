@@ -137,7 +137,7 @@ def runs(cli, out: str) -> dict[str, dict]:
 
 
 def files_of(out: str, run_id: str) -> list[tuple[str, str]]:
-    return sorted((f["table"], f["sha256"]) for f in read_run(Store.parse(out), run_id)["files"])
+    return sorted((f.table, f.sha256) for f in read_run(Store.parse(out), run_id).files)
 
 
 def test_the_dag_imports_without_errors_and_refuses_a_run_without_a_logical_date(deployment, venv):
