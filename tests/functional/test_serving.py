@@ -172,12 +172,13 @@ def test_each_bound_from_the_command_line_and_the_environment(published, tmp_pat
     given = baccarat("sql", "--out", published, "--threads", "1", "--memory-limit", "300MB", "--temp-directory",
                      spill, "--max-temp-directory-size", "1GB", SETTINGS)
     assert given.returncode == 0, given.stderr
-    row = [line for line in given.stdout.splitlines() if line.startswith("│ ") and "MiB" in line][0]
-    assert [cell.strip() for cell in row.split("│")[1:4]] == ["1", "286.1 MiB", "953.6 MiB"]
-    assert str(spill) in given.stdout
+    header, row = given.stdout.splitlines()
+    assert header == "t\tm\ts\td" and row.split("\t")[:3] == ["1", "286.1 MiB", "953.6 MiB"]
+    assert row.split("\t")[3].startswith(f"{spill}/")  # a folder of its own in the one given
     defaults = baccarat("sql", "--out", published, SETTINGS, env={"BACCARAT_SQL_THREADS": "1"})
-    assert defaults.returncode == 0 and "1.8 GiB" in defaults.stdout and " 1 " in defaults.stdout
-    assert str(published) not in defaults.stdout  # the spill goes outside the data
+    threads, memory, _, spill = defaults.stdout.splitlines()[1].split("\t")
+    assert defaults.returncode == 0 and (threads, memory) == ("1", "1.8 GiB")
+    assert str(published) not in spill  # the spill goes outside the data
 
 
 def test_a_query_over_its_memory_is_one_line(published):
