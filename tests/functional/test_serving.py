@@ -360,7 +360,8 @@ def test_a_full_disk_while_publishing_is_one_line_and_leaves_nothing_behind(data
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "cannot write the warehouse" in done.stderr
     assert (data / WAREHOUSE).resolve() == published
-    assert list((data / (WAREHOUSE + PUBLISHES)).rglob("*")) == [published.parent, published]
+    sealed = published.with_name(published.name + ".sha256")
+    assert sorted((data / (WAREHOUSE + PUBLISHES)).rglob("*")) == [published.parent, published, sealed]
     assert "true" in baccarat("sql", "--out", data, TRUE_EV).stdout
 
 
