@@ -33,7 +33,7 @@ def test_the_table_names_are_the_contracts_tables_and_the_marts_folders(tmp_path
     (tmp_path / "marts" / "streaks").mkdir(parents=True)
     (tmp_path / "marts" / "stray.txt").write_text("not a table")
     names = Store.parse(str(tmp_path)).table_names()
-    assert names == ["banque_rounds", "round_ev", "rounds", "runs", "shoes", "marts/streaks"]
+    assert names == ["banque_rounds", "round_ev", "rounds", "runs", "sessions", "shoes", "marts/streaks"]
 
 
 def test_round_ev_is_a_table_verify_and_vacuum_see(tmp_path):
