@@ -38,6 +38,7 @@ _SAME_SIDE, _FOLLOW, _OPPOSE, _COLUMN, _DERIVED = range(len(CHOOSERS))
 COLUMNS = ("start", "rounds", "stakes", "table_max_hits", "start_bankroll", "end_bankroll", "wagered",
            "wagered_banker", "wagered_player", "max_drawdown",
            *(f"bankroll_after_{n}" for n in CHECKPOINTS), "complete", "ended")
+_AFTER = COLUMNS.index(f"bankroll_after_{CHECKPOINTS[0]}")  # the first checkpoint's column
 # the progression's state (level, units, profit, the line's ends) and the bankroll's
 _LEVEL, _UNITS, _PROFIT, _LO, _HI = range(5)
 _MONEY, _PEAK, _DRAWDOWN, _WAGERED, _WAGERED_BANKER, _WAGERED_PLAYER, _STAKES, _HITS = range(8)
@@ -127,7 +128,7 @@ def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_ne
     road = np.full(5, _NONE, dtype=np.int64)  # columns, last column's side, each derived road's last mark
     road[0] = 0
     _reset(progression, line, buffer)
-    row[10:10 + len(checkpoints)] = _NONE
+    row[_AFTER:_AFTER + len(checkpoints)] = _NONE
     ended, index, counted, shoe = _INCOMPLETE, start, 0, shoe_ids[start]
     while index < len(winners):
         if shoe_ids[index] != shoe:
@@ -150,7 +151,7 @@ def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_ne
         index += 1
         for slot in range(len(checkpoints)):
             if checkpoints[slot] == index - start:
-                row[10 + slot] = bank[_MONEY]
+                row[_AFTER + slot] = bank[_MONEY]
         ended = _ending(params, bank[_MONEY], counted)
         if ended != _INCOMPLETE:
             break
@@ -163,7 +164,7 @@ def _write_row(row, start, rounds, params, bank, ended):
     row[0], row[1], row[2], row[3] = start, rounds, bank[_STAKES], bank[_HITS]
     row[4], row[5], row[6] = params[P_BANKROLL], bank[_MONEY], bank[_WAGERED]
     row[7], row[8], row[9] = bank[_WAGERED_BANKER], bank[_WAGERED_PLAYER], bank[_DRAWDOWN]
-    for slot in range(10, len(row) - 2):
+    for slot in range(_AFTER, len(row) - 2):
         if row[slot] == _NONE:  # a checkpoint the session did not reach: its end bankroll
             row[slot] = bank[_MONEY]
     row[len(row) - 2] = ended != _INCOMPLETE
