@@ -76,16 +76,21 @@ def _check_exact(system: System, nets: list[np.ndarray]) -> None:
                                 "nets is not a whole number of cents; give a unit and table maximum that are")
 
 
+def _compiled_form(values: np.ndarray, dtype) -> np.ndarray:
+    """Contiguous and writable (a copy only if need be), so that every caller, Arrow's read-only
+    buffers included, uses the one compiled and cached version of the loop."""
+    return np.require(values, dtype, ["C_CONTIGUOUS", "WRITEABLE"])
+
+
 def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: dict[str, np.ndarray],
                   first: int, stop: int) -> dict[str, np.ndarray]:
     """Consecutive sessions of `system` from round `first` until the next would start at or after `stop`
     (see pipeline/play.py for one session): one entry per session in each array."""
     sides = system.sides
-    chosen = [np.ascontiguousarray(nets[side], dtype=np.int64) for side in sides]
+    chosen = [_compiled_form(nets[side], np.int64) for side in sides]
     _check_exact(system, chosen)
     first_nets, second_nets = chosen[0], chosen[-1]
-    shoe_ids = np.ascontiguousarray(shoe_ids, dtype=np.int64)
-    winners = np.ascontiguousarray(winners, dtype=np.int8)
+    shoe_ids, winners = _compiled_form(shoe_ids, np.int64), _compiled_form(winners, np.int8)
     params, line = _parameters(system), np.array(system.progression.line, dtype=np.int64)
     checkpoints = np.array(CHECKPOINTS, dtype=np.int64)
     chunks, start = [], first
