@@ -47,10 +47,13 @@ def _session(name: str, bankroll, goal) -> System:
     """The shipped system with a bankroll and goal in units, and no stop-loss or round limit."""
     system = load_system(name)
     document = system.model_dump(exclude_unset=True)
-    document["session"] = {"bankroll": system.unit * Decimal(bankroll),
-                           "goal": system.unit * Decimal(goal.numerator) / goal.denominator
-                           if isinstance(goal, Fraction) else system.unit * goal, "span_shoes": True}
+    document["session"] = {"bankroll": _money(system, bankroll), "goal": _money(system, goal), "span_shoes": True}
     return System.model_validate(document)
+
+
+def _money(system: System, units) -> Decimal:
+    units = Fraction(units)
+    return system.unit * units.numerator / units.denominator
 
 
 def _exact(system: System, bankroll, goal):
