@@ -4,7 +4,9 @@ The chain's continuing states are the lattice points low <= x < goal; a move at 
 in the goal, one below `low` in ruin. Each state's moves are (jump, weight) with weights over a
 common denominator. Solving M u = b (M = I - Q, Q the moves between continuing states):
 
-1. a sparse LU factorisation in binary floating point gives a first u;
+1. an LU factorisation in binary floating point gives a first u: block-tridiagonal in numpy when
+   every jump is short (flat betting: scipy's import alone would take longer than the solution),
+   scipy's sparse LU otherwise (a Martingale's long jumps back);
 2. iterative refinement: the residual b - M u is computed EXACTLY in integers (u held as integers
    over 2**PRECISION), corrected by the floating-point factors, until it is below 2**-PRECISION;
 3. the bound: the expected-rounds solution t > 0 with M t >= c > 0 proves
@@ -20,10 +22,9 @@ from fractions import Fraction
 from math import lcm
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.linalg import splu
 
 PRECISION = 96  # bits after the point of the refined solutions
+SHORT_JUMPS = 64  # lattice points: chains whose jumps are all this short are solved in blocks
 MOST_REFINEMENTS = 12
 SHOWN_DIGITS = 20
 
@@ -72,6 +73,41 @@ class Certified:
         return {"value": str(value), "error_bound": f"{float(self.error):.1e}"}
 
 
+class _BlockTridiagonal:
+    """LU factors of a matrix whose entries all lie within `width` of the diagonal, seen as tridiagonal
+    in blocks of width x width (block elimination without pivoting between blocks, which M = I - Q,
+    diagonally dominant with a non-positive Q part, does not need)."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray, size: int, width: int):
+        self.size, self.width = size, width
+        count = -(-size // width)
+        # per block row: the blocks left of, on and right of the diagonal
+        place = ((rows // width * 3 + cols // width - rows // width + 1) * width + rows % width) * width + cols % width
+        blocks = np.bincount(place, values, count * 3 * width * width).reshape(count, 3, width, width)
+        padding = np.arange(size, count * width)  # rows past the chain: the identity
+        blocks[padding // width, 1, padding % width, padding % width] = 1.0
+        self.right = blocks[:, 2]
+        self.inverses = np.empty((count, width, width))
+        self.multipliers = np.zeros((count, width, width))
+        self.inverses[0] = np.linalg.inv(blocks[0, 1])
+        for block in range(1, count):
+            self.multipliers[block] = blocks[block, 0] @ self.inverses[block - 1]
+            self.inverses[block] = np.linalg.inv(blocks[block, 1] - self.multipliers[block] @ self.right[block - 1])
+
+    def solve(self, vector: np.ndarray) -> np.ndarray:
+        count = len(self.inverses)
+        forward = np.zeros(count * self.width)
+        forward[:self.size] = vector
+        forward = forward.reshape(count, self.width)
+        for block in range(1, count):
+            forward[block] -= self.multipliers[block] @ forward[block - 1]
+        solution = np.empty_like(forward)
+        solution[-1] = self.inverses[-1] @ forward[-1]
+        for block in range(count - 2, -1, -1):
+            solution[block] = self.inverses[block] @ (forward[block] - self.right[block] @ solution[block + 1])
+        return solution.reshape(-1)[:self.size]
+
+
 class _System:
     """M = I - Q for one chain: its float LU factors, and exact products with integer vectors."""
 
@@ -79,9 +115,19 @@ class _System:
         self.size = chain.goal - chain.low
         self.groups = [(moves, states) for (_, moves), states in zip(chain.bands, chain.band_states())]
         self.denominator = chain.denominator
-        self.lu = splu(self._float_matrix(), permc_spec="MMD_AT_PLUS_A")  # the least fill on these chains
+        rows, cols, values = self._entries()
+        width = max(abs(jump) for moves, _ in self.groups for jump, _ in moves)
+        if width <= SHORT_JUMPS:
+            self.lu = _BlockTridiagonal(rows, cols, values, self.size, max(width, SHORT_JUMPS // 2))
+        else:
+            from scipy.sparse import coo_matrix
+            from scipy.sparse.linalg import splu
 
-    def _float_matrix(self):
+            matrix = coo_matrix((values, (rows, cols)), (self.size, self.size)).tocsc()
+            self.lu = splu(matrix, permc_spec="MMD_AT_PLUS_A")  # the least fill on these chains
+
+    def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M's entries as (rows, columns, values) in binary floating point."""
         rows, cols, values = [np.arange(self.size)], [np.arange(self.size)], [np.ones(self.size)]
         for moves, states in self.groups:
             for jump, weight in moves:
@@ -89,8 +135,7 @@ class _System:
                 rows.append(inside)
                 cols.append(inside + jump)
                 values.append(np.full(len(inside), -float(Fraction(weight, self.denominator))))
-        shape = (self.size, self.size)
-        return coo_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))), shape).tocsc()
+        return np.concatenate(rows), np.concatenate(cols), np.concatenate(values)
 
     def goal_weights(self) -> np.ndarray:
         """Per state, the weight of its moves that reach the goal."""

@@ -177,3 +177,15 @@ def test_bad_input_is_one_line_and_exit_2(capsys, arguments, message):
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
     assert message in captured.err and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("bet", ["banker", "player"])
+def test_short_jump_chains_solved_in_blocks_agree_with_the_sparse_lu(punto_banco, bet, monkeypatch):
+    question = RiskQuestion(bet, "flat", Fraction(60), Fraction(40))
+    distribution = punto_banco[bet]
+    in_blocks = risk(question, distribution)
+    monkeypatch.setattr("pipeline.lattice.SHORT_JUMPS", 0)  # every chain to scipy's sparse LU
+    sparse = risk(question, distribution)
+    for blocks, lu in ((in_blocks.goal_reached, sparse.goal_reached), (in_blocks.rounds, sparse.rounds)):
+        assert blocks.error < Fraction(1, 10**20) and lu.error < Fraction(1, 10**20)
+        assert abs(blocks.value - lu.value) <= blocks.error + lu.error
