@@ -4,11 +4,14 @@ equal, floats within 1e-9 relative; with 1, 3 and 7 ranges on the suite's local[
 four rule sets (ez baccarat with round_ev rows, so with its composition marts)."""
 
 import shutil
+from pathlib import Path
+import subprocess
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 from spark_jobs import simulate
+from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster
 
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
@@ -20,6 +23,7 @@ from pipeline.marts.partials import merge, plan_ranges, road_sample_shoes
 from pipeline.schemas import contract
 from pipeline.storage import Store
 
+JOB = Path(__file__).parents[2] / "jobs" / "marts.py"
 # (rules, seed, shoes, partitions, road_stats_shoes): rounds files fewer than 7 ranges, so ranges cut
 # files by shoe; road statistics over every shoe (0) or the first 70.
 RUNS = [("punto_banco", 41, 150, 3, 0), ("super_six", 42, 120, 2, 70), ("ez_baccarat", 43, 130, 3, 0),
@@ -95,12 +99,10 @@ def test_the_command_on_spark_commits_the_marts_of_the_single_process_command(cl
     status, printed, err = cli("marts", "--out", spread, "--run-id", run.run_id, "--master", "local[2]",
                                "--ranges", "5")
     assert status == 0 and err == "" and "on 5 Spark tasks" in printed
-    for name in MARTS:
-        table = contract(name).table
-        rows = [Store.parse(str(folder)).read_rows(table, [run.run_id]) for folder in (single, spread)]
-        ordered = [pl.from_arrow(found).sort(pl.all()) for found in rows]
-        assert ordered[0].height > 0
-        assert_frame_equal(ordered[1], ordered[0], rel_tol=1e-9)
+    on_spark = committed_marts(str(spread), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)
 
 
 def listing(folder) -> list[str]:
@@ -134,3 +136,29 @@ def test_a_missing_file_is_found_before_any_task_runs(cli, runs, tmp_path):
     assert status == 1 and printed == "" and err.count("\n") == 1
     assert "data file missing" in err and str(missing) in err
     assert listing(folder) == before
+
+
+def committed_marts(out: str, run_id: str) -> dict[str, pl.DataFrame]:
+    return {name: pl.from_arrow(Store.parse(out).read_rows(contract(name).table, [run_id])).sort(pl.all())
+            for name in MARTS}
+
+
+@pytest.mark.slow
+def test_marts_submitted_to_a_standalone_cluster_from_a_bucket_equal_the_single_process_command(
+        spark, cli, tmp_path, bucket):
+    """A master and two one-core workers build the marts of a run in a bucket of the local S3 server
+    (jobs/marts.py through spark-submit); then the command without Spark builds them again in place."""
+    run = simulate(spark, bucket, rules="super_six", seed=52, shoes=300, partitions=4)
+    (tmp_path / "logs").mkdir()
+    with standalone_cluster(tmp_path / "logs", 2) as (url, env, _):
+        submitted = subprocess.run(
+            [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, *QUIET_DRIVER, str(JOB), "--out", bucket,
+             "--run-id", run.run_id, "--ranges", "5", "--warehouse", str(tmp_path / "cluster.duckdb")],
+            env=env, capture_output=True, text=True, timeout=600)
+    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    assert f"marts of run {run.run_id!r}" in submitted.stdout and "on 5 Spark tasks" in submitted.stdout
+    on_cluster = committed_marts(bucket, run.run_id)
+    assert cli("marts", "--out", bucket, "--run-id", run.run_id, "--warehouse", tmp_path / "one.duckdb")[0] == 0
+    for name, expected in committed_marts(bucket, run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(on_cluster[name], expected, rel_tol=1e-9)
