@@ -3,6 +3,7 @@ single-process build of the same engine: every mart, same columns and rows in th
 equal, floats within 1e-9 relative; with 1, 3 and 7 ranges on the suite's local[2] session, on runs of
 four rule sets (ez baccarat with round_ev rows, so with its composition marts)."""
 
+import re
 import shutil
 from pathlib import Path
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 from spark_jobs import simulate
 from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster
+from test_faults import baccarat_command, environment, injected
 
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
@@ -162,3 +164,24 @@ def test_marts_submitted_to_a_standalone_cluster_from_a_bucket_equal_the_single_
     for name, expected in committed_marts(bucket, run.run_id).items():
         assert expected.height > 0
         assert_frame_equal(on_cluster[name], expected, rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_marts_tasks_failing_their_first_attempt_are_retried_to_the_marts_of_one_process(cli, runs, tmp_path):
+    """The test seam's marts-first-attempt fault: every range's task raises on its attempt 0; local[2,2]
+    allows each task one retry."""
+    run = runs["punto_banco"][0]
+    single, spread, logs = tmp_path / "single", tmp_path / "spread", tmp_path / "logs"
+    for folder in (single, spread):
+        shutil.copytree(run.out.local_path(), folder)
+    command = baccarat_command("marts", "--out", spread, "--run-id", run.run_id, "--master", "local[2,2]", "--ranges", 3)
+    done = subprocess.run(command, env=environment(BACCARAT_LOG_DIR=str(logs), **injected("marts-first-attempt")),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-3000:]
+    [log] = logs.iterdir()
+    assert set(re.findall(r"injected fault: first attempt of the marts task for shoes (\d+-\d+)", log.read_text())) == {
+        "0-49", "50-99", "100-149"}
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    on_spark = committed_marts(str(spread), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)
