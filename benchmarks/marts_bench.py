@@ -2,6 +2,7 @@
 
     python benchmarks/marts_bench.py [--shoes 1000000] [--out DIR] [--keep]
     python benchmarks/marts_bench.py --s3 [--shoes 100000]
+    python benchmarks/marts_bench.py --master 'local[2]' [--shoes 1000000] [--ranges K]
 
 Deals a run with `baccarat simulate` (or reuses the first committed run in --out), then measures in
 the same session:
@@ -17,7 +18,10 @@ the same session:
   the peak memory (ru_maxrss).
 Target: each engine's whole command within 20x the scan, peak memory under 6 GB.
 --s3 deals the run into a bucket of a local S3 server (moto, 127.0.0.1) and reports the command's
-seconds there, no target. The script is a report: it exits 0 whatever the ratios are.
+seconds there, no target. --master runs, for each engine, the command as above and then with
+`--master URL` (Spark tasks computing the partials of shoe ranges, pipeline/marts/cluster.py) on the
+same run, and reports the ratio of the two (target: at most 1.2x) and the driver's peak memory.
+The script is a report: it exits 0 whatever the ratios are.
 """
 
 import argparse
@@ -39,6 +43,7 @@ from pipeline.runs import RunRecord, committed_runs
 from pipeline.storage import Store
 
 RATIO_TARGET = 20.0
+SPARK_RATIO_TARGET = 1.2
 MEMORY_TARGET_MB = 6 * 1024
 SCAN = "SELECT outcome, count(*), sum(net_banker) FROM read_parquet({files}, hive_partitioning = false) GROUP BY outcome"
 # The command as the console script runs it, with a timer around each phase: each library function is
@@ -96,9 +101,9 @@ def scan_seconds(out: str, record: RunRecord) -> float:
     return min(timings)
 
 
-def command_figures(out: str, run_id: str, engine: str, warehouse: Path) -> dict:
-    """The whole command in a fresh process: wall seconds and each phase's."""
-    arguments = ["marts", "--out", out, "--run-id", run_id, "--engine", engine, "--warehouse", str(warehouse)]
+def command_figures(out: str, run_id: str, engine: str, warehouse: Path, spark: list[str] = ()) -> dict:
+    """The whole command in a fresh process (with `spark`: --master and --ranges): wall seconds and each phase's."""
+    arguments = ["marts", "--out", out, "--run-id", run_id, "--engine", engine, "--warehouse", str(warehouse), *spark]
     started = time.time()
     done = subprocess.run([sys.executable, "-c", COMMAND, *arguments], capture_output=True, text=True)
     ended = time.time()
@@ -139,17 +144,38 @@ def report(out: str, shoes: int, workdir: Path, reference: bool) -> None:
     print(machine_load())
 
 
+def spark_report(out: str, shoes: int, workdir: Path, spark: list[str]) -> None:
+    """Each engine's command in one process, then with `spark` (--master and --ranges), on the same run."""
+    run_id = committed_run(out, shoes)
+    record = run_record(out, run_id)
+    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
+    for engine in ("duckdb", "polars"):
+        single = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb")
+        spread = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb", spark)
+        ratio = spread["wall"] / single["wall"]
+        print(f"{engine:7s} one process {single['wall']:7.2f} s (build {single['build']:.2f})   "
+              f"{' '.join(spark)} {spread['wall']:7.2f} s (build {spread['build']:.2f})   ratio {ratio:4.2f} "
+              f"(target <= {SPARK_RATIO_TARGET})   driver peak {spread['peak_mb']:,.0f} MB "
+              f"{'PASS' if ratio <= SPARK_RATIO_TARGET else 'FAIL'}", flush=True)
+    print(machine_load())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1_000_000)
     parser.add_argument("--out", help="a folder holding a committed run to reuse (dealt there when it holds none)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the dealt run, the warehouses)")
     parser.add_argument("--s3", action="store_true", help="deal the run into a local S3 server; seconds only")
+    parser.add_argument("--master", help="also build with Spark tasks on this master, against one process")
+    parser.add_argument("--ranges", type=int, help="with --master: the shoe ranges (default: the command's)")
     args = parser.parse_args()
+    spark = ["--master", args.master, *(["--ranges", str(args.ranges)] if args.ranges else [])] if args.master else []
     with scratch_folder("marts-bench-", args.keep) as workdir:
         if args.s3:
             with s3_bucket(workdir / "moto.log") as bucket:
                 report(f"{bucket}/marts", args.shoes, workdir, reference=False)
+        elif spark:
+            spark_report(args.out or str(workdir / "out"), args.shoes, workdir, spark)
         else:
             report(args.out or str(workdir / "out"), args.shoes, workdir, reference=True)
 

@@ -94,6 +94,11 @@ def _driver_java_options(level: str) -> str:
     return options
 
 
+def under_spark_submit() -> bool:
+    """Whether spark-submit launched this process: then its JVM and its master are the ones to use."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 def spark_session(master: str | None, app_name: str):
     """The one place a SparkSession is made. Under spark-submit the JVM and the master come from there.
     Otherwise this process starts the JVM, with its output (Spark's log, the executors' traces) in a
@@ -105,7 +110,7 @@ def spark_session(master: str | None, app_name: str):
     # py4j logs an interrupted call through the root logger, which with no handler of its own would print
     # the traceback on stderr; what the user needs is the one line the CLI prints for a Ctrl-C.
     logging.getLogger().addHandler(logging.NullHandler())
-    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit: its JVM, its master
+    submitted = under_spark_submit()
     if not submitted:
         check_java()
         master = check_master(master or "local[*]")

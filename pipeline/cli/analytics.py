@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
+from pipeline.cli.app import DEFAULT_OUT, MasterOption, OutOption, WarehouseOption
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
 from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
 from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
+from pipeline.marts.partials import MAX_RANGES, RangeRunner, in_process
 from pipeline.repair import repair_logs
 from pipeline.schemas import contract
 from pipeline.user_files import output_file, read_text
@@ -29,8 +30,14 @@ def marts(
     road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
     road_stats_shoes: Annotated[int, typer.Option(
         min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
+    master: MasterOption = None,
+    ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
+        "Shoe ranges per run whose partials are computed apart; default 1 without --master, "
+        "else a range per core and one per 100,000 shoes."))] = None,
 ) -> None:
-    """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse."""
+    """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;
+    with --master, the rounds are read and aggregated by Spark tasks, a shoe range each."""
+    from pipeline.marts.cluster import default_ranges
     from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
 
     runs = load_runs(out, run_id)  # every run is verified before anything is written
@@ -38,16 +45,31 @@ def marts(
     warehouse = check_warehouse_target(warehouse or out.warehouse_path())
     for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
         print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
+    run_ranges, parallelism = _range_runner(master)
     for run in runs:
         started = time.monotonic()
-        write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes))
-        print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value} "
+        count = ranges or (1 if run_ranges is in_process else default_ranges(run.record.shoes, parallelism))
+        write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
+        on = "" if run_ranges is in_process else f" on {count:,} Spark tasks"
+        print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
     warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
     print(f"published {warehouse}: marts of the committed runs{views}")
+
+
+def _range_runner(master: str | None) -> tuple[RangeRunner, int]:
+    """How the shoe ranges' partials run: in this process, or as Spark tasks (with the cluster's cores)."""
+    from pipeline.spark import spark_session, under_spark_submit
+
+    if master is None and not under_spark_submit():
+        return in_process, 1
+    from pipeline.marts.cluster import spark_ranges
+
+    context = spark_session(master, "baccarat marts").sparkContext
+    return spark_ranges(context), context.defaultParallelism
 
 
 ROADS_INPUT_BYTES = 1 << 20  # about 10,000 shoes of results: a minute or two of work

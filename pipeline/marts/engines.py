@@ -6,6 +6,7 @@ import pyarrow as pa
 
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import RunInput
+from pipeline.marts.partials import RangeRunner, in_process
 
 
 MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the rounds contract
@@ -16,13 +17,16 @@ class Engine(str, Enum):
     polars = "polars"
 
 
-def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run, and its composition marts when it has round_ev rows."""
+def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes run by run_ranges
+    (pipeline/marts/partials.py), and its composition marts when it has round_ev rows (one process)."""
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:
         from pipeline.marts import marts_polars as chosen
-    return chosen.build_marts(run, road_cells_shoes, road_stats_shoes) | build_composition_marts(engine, run)
+    return (chosen.build_marts(run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
+            | build_composition_marts(engine, run))
 
 
 def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:

@@ -1,31 +1,31 @@
-"""The marts in DuckDB: the SQL in pipeline/marts/sql, run over one committed run."""
+"""The marts in DuckDB: the SQL in pipeline/marts/sql, as partials over a range of a run's shoes
+(prep_shoe_totals, prep_blocks, prep_round_groups and the opening and road outcomes) and the final
+queries over the merged partials (pipeline/marts/partials.py)."""
 
 import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
+from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, RangeRunner, ShoeRange, build_from_partials, in_process
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
-PREPARED = ("shoe_totals", "blocks", "round_groups", "round_histogram", "session_histogram")
+RANGE_PARTIALS = ("shoe_totals", "blocks", "round_groups")  # prep_*.sql over a range's rounds and shoes
+FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the merged partials
 
 
 def _quoted(path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-def rounds_views(run: RunInput) -> list[str]:
-    """`rounds`: the run's rounds with run_row, each round's place in the run from 0 (the
-    files are in shoe order and the runs row counts their rows, so no window or join is
-    needed); `opening`: the same for the first files only, enough for the first 100 rounds."""
-    parts, opening, offset = [], [], 0
-    for entry, path in zip(run.record.files_of("rounds"), run.files("rounds")):
-        parts.append(f"SELECT {offset} + file_row_number AS run_row, * EXCLUDE (file_row_number) "
-                     f"FROM read_parquet({_quoted(path)}, file_row_number = true, "
-                     "hive_partitioning = false)")
-        if offset < 100:
-            opening.append(parts[-1])
-        offset += entry.rows
-    return ["CREATE VIEW rounds AS " + " UNION ALL ".join(parts),
-            "CREATE VIEW opening AS " + " UNION ALL ".join(opening)]
+def _range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -> str:
+    """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0 (the
+    files are in shoe order and the runs row counts their rows, so no window or join is needed)."""
+    parts = []
+    for file in files:
+        columns = f"{file.offset} + file_row_number AS run_row, * EXCLUDE (file_row_number)" if run_row else "*"
+        where = "" if file.whole else f" WHERE shoe_id >= {shoes.first} AND shoe_id < {shoes.last}"
+        parts.append(f"SELECT {columns} FROM read_parquet({_quoted(file.path)}, file_row_number = {run_row}, "
+                     f"hive_partitioning = false){where}")
+    return " UNION ALL ".join(parts)
 
 
 def parquet_scan(paths: list[str]) -> str:
@@ -33,31 +33,50 @@ def parquet_scan(paths: list[str]) -> str:
     return f"read_parquet([{', '.join(_quoted(path) for path in paths)}], hive_partitioning = false)"
 
 
-def shoes_view(run: RunInput) -> str:
-    return f"CREATE VIEW shoes AS SELECT * FROM {parquet_scan(run.files('shoes'))}"
-
-
-def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns).
-    Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
-    (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
+def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
+    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
     con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
-    for view in rounds_views(run):
-        con.execute(view)
-    con.execute(shoes_view(run))
+    con.execute(f"CREATE VIEW rounds AS {_range_scan(shoes.rounds, shoes, run_row=True)}")
+    con.execute(f"CREATE VIEW shoes AS {_range_scan(shoes.shoes, shoes, run_row=False)}")
+    tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
+    opening = shoes.opening()
+    tables["opening"] = con.sql(
+        f"SELECT run_row, COLUMNS('^net_') FROM ({_range_scan(opening, shoes, run_row=True)}) "
+        f"WHERE run_row < {OPENING_ROUNDS}" if opening else
+        "SELECT run_row, COLUMNS('^net_') FROM rounds LIMIT 0").to_arrow_table()
+    sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""
+    tables["road_outcomes"] = con.sql(f"SELECT shoe_id, round, outcome FROM rounds {sample}").to_arrow_table()
+    con.close()
+    return tables
+
+
+def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+    """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
+    rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
+    statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
+    con = run.out.duckdb_connection()
+    con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
+    for name, table in merged.items():
+        con.register(name, table)
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):
         con.register(name, getattr(run, name)())
-    con.execute(f"CREATE TEMP VIEW outcomes AS SELECT shoe_id, round, outcome FROM rounds WHERE shoe_id < {int(road_cells_shoes)}")
+    con.execute(f"CREATE TEMP VIEW outcomes AS SELECT * FROM road_outcomes WHERE shoe_id < {int(road_cells_shoes)}")
     build_roads(con, grid=True)
     tables = {"road_cells": road_cells(con)}
     sample = f"WHERE shoe_id < {int(road_stats_shoes)}" if road_stats_shoes else ""
-    con.execute(f"CREATE OR REPLACE TEMP VIEW outcomes AS SELECT shoe_id, round, outcome FROM rounds {sample}")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW outcomes AS SELECT * FROM road_outcomes {sample}")
     build_roads(con, grid=False)
-    for name in PREPARED:
+    for name in FINAL_PREPARED:
         con.execute(f"CREATE TEMP TABLE {name} AS {sql('prep_' + name)}")
     for name in MARTS:
         if name not in tables:
             tables[name] = con.sql(sql(name)).to_arrow_table()
     con.close()
     return tables
+
+
+def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals)."""
+    return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)

@@ -12,6 +12,8 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
+from pipeline.marts.partials import (OPENING_ROUNDS, SUMMED, RangeFile, RangeRunner, ShoeRange, build_from_partials,
+                                     in_process)
 from pipeline.schemas import SHOE_TOTALS
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
@@ -148,12 +150,12 @@ def payout_variance(sessions: pl.LazyFrame) -> pl.LazyFrame:
             .sort("bet", _order("horizon", HORIZONS)))
 
 
-def ev_convergence(rounds: pl.LazyFrame, blocks_: pl.LazyFrame, checkpoints: pl.LazyFrame,
+def ev_convergence(opening: pl.LazyFrame, blocks_: pl.LazyFrame, checkpoints: pl.LazyFrame,
                    exact_bets: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
     """ev_convergence.sql: running EV at the checkpoints; below 100 rounds from the run's first
-    rounds, then from whole blocks, and at the run's last round."""
+    rounds (opening), then from whole blocks, and at the run's last round."""
     running_nets = [pl.col(n).cum_sum() for n in nets]
-    first_rounds = (rounds.head(100)  # run_row counts from 0 in scan order: a slice the scan stops after
+    first_rounds = (opening.sort("run_row")
                     .select(rounds=pl.col("run_row") + 1, *running_nets)
                     .filter(pl.col("rounds") < 100))
     whole_blocks = (blocks_.filter(pl.col("rounds") == 100).sort("block")
@@ -285,40 +287,56 @@ def arrow_table(frame: pl.DataFrame) -> pa.Table:
     return table.cast(schema)
 
 
-def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0) -> dict[str, pa.Table]:
-    """Every mart of one run, as Arrow tables (before the contract's run_id and rules columns).
-    Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road statistics
-    (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
-    # run_row: each round's place in the run from 0, as in marts_duckdb.rounds_views: the files
-    # are in shoe order (the runs row's), so it is the row index across the files in that order.
+def _range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row: bool) -> pl.LazyFrame:
+    """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0
+    (as in marts_duckdb._range_scan: the files are in shoe order and the runs row counts their rows)."""
+    frames = []
+    for file in files:
+        index = {"row_index_name": "run_row", "row_index_offset": file.offset} if run_row else {}
+        frame = pl.scan_parquet(file.path, hive_partitioning=False, storage_options=options, **index)
+        if run_row:
+            frame = frame.with_columns(pl.col("run_row").cast(pl.Int64))
+        frames.append(frame if file.whole else frame.filter(pl.col("shoe_id").is_between(shoes.first, shoes.last - 1)))
+    return pl.concat(frames)
+
+
+def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
+    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
     options = run.out.polars_options()
-    rounds = (pl.scan_parquet(run.files("rounds"), hive_partitioning=False, row_index_name="run_row",
-                              storage_options=options)
-              .with_columns(pl.col("run_row").cast(pl.Int64)))
+    rounds = _range_scan(shoes.rounds, shoes, options, run_row=True)
     nets = _nets(rounds)
-    shoes = pl.scan_parquet(run.files("shoes"), hive_partitioning=False, storage_options=options)
+    outcomes = rounds.select("shoe_id", "round", "outcome")
+    opening = shoes.opening()
+    queries = {
+        "shoe_totals": shoe_totals(_range_scan(shoes.shoes, shoes, options, run_row=False)),
+        "blocks": blocks(rounds, nets),
+        "round_groups": round_groups(rounds, nets),
+        "opening": (_range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
+        .filter(pl.col("run_row") < OPENING_ROUNDS).select("run_row", *nets),
+        "road_outcomes": outcomes.filter(pl.col("shoe_id") < int(sample_shoes)) if sample_shoes else outcomes,
+    }
+    # Each scan of every round runs alone on the streaming engine: collected together, queries
+    # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
+    return {name: arrow_table(query.collect(engine="streaming")) for name, query in queries.items()}
+
+
+def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+    """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
+    rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
+    statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
+    totals, blocks_, groups, opening, outcomes = (pl.from_arrow(merged[name]).lazy() for name in SUMMED)
+    nets = _nets(blocks_)
     exact_outcomes = pl.from_arrow(run.exact_outcomes()).lazy()
     exact_bets = pl.from_arrow(run.exact_bets()).lazy()
     checkpoints = pl.from_arrow(run.checkpoints()).lazy().select(pl.col("rounds").cast(pl.Int64))
-    outcomes = rounds.select("shoe_id", "round", "outcome")
-
     tables = {"road_cells": roads_polars.road_cells(outcomes.filter(pl.col("shoe_id") < int(road_cells_shoes)))}
-
-    # The prepared tables, materialised as the DuckDB engine's temp tables are.
     sample = outcomes.filter(pl.col("shoe_id") < int(road_stats_shoes)) if road_stats_shoes else outcomes
     big = roads_polars.big_road(sample).collect().lazy()
     der = roads_polars.derived(big).collect().lazy()
-    # Each scan of every round runs alone on the streaming engine: collected together, queries
-    # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
-    totals, groups, blocks_ = (query.collect(engine="streaming").lazy() for query in
-                               (shoe_totals(shoes), round_groups(rounds, nets), blocks(rounds, nets)))
     histogram = round_histogram(groups, nets).collect().lazy()
     sessions = session_histogram(histogram, totals, blocks_, nets).collect().lazy()
-    scanning = {
-        "ev_convergence": ev_convergence(rounds, blocks_, checkpoints, exact_bets, nets),
-    }
-    tables |= {name: arrow_table(query.collect(engine="streaming")) for name, query in scanning.items()}
     marts = {
+        "ev_convergence": ev_convergence(opening, blocks_, checkpoints, exact_bets, nets),
         "outcome_summary": outcome_summary(totals, exact_outcomes),
         "streaks": streaks(groups, exact_outcomes),
         "bet_performance": bet_performance(sessions, exact_bets),
@@ -331,3 +349,9 @@ def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0)
     }
     tables |= {name: arrow_table(frame) for name, frame in zip(marts, pl.collect_all(list(marts.values())))}
     return {name: tables[name] for name in MARTS}
+
+
+def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0, ranges: int = 1,
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals)."""
+    return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)

@@ -5,10 +5,13 @@ pipeline reads the variable or imports this module.
 
 - first-attempt: the first attempt of every task fails mid-write, after its first batch, so that a test
   sees Spark retry each task.
+- marts-first-attempt: the first attempt of every task of `baccarat marts --master` (a shoe range's
+  partials, pipeline/marts/cluster.py) fails before it reads anything.
 - grown-object: once its task has recorded what it wrote, each task's first object is stored again in an
   upload's chunk encoding (the size prefix, the bytes, the last chunk), a few bytes longer than recorded.
 """
 
+import functools
 import os
 
 FAULT = os.environ.get("BACCARAT_TEST_FAULT")
@@ -41,7 +44,27 @@ def growing_objects(task):
     return run
 
 
-if FAULT:
+def _first_attempt_fails(task, shoes):
+    from pyspark import TaskContext
+
+    if TaskContext.get().attemptNumber() == 0:
+        raise RuntimeError(f"injected fault: first attempt of the marts task for shoes {shoes.first}-{shoes.last - 1}")
+    return task(shoes)
+
+
+def failing_first_marts_attempt(spark_ranges):
+    def ranges_of(context):
+        run_ranges = spark_ranges(context)
+        return lambda task, ranges: run_ranges(functools.partial(_first_attempt_fails, task), ranges)
+
+    return ranges_of
+
+
+if FAULT == "marts-first-attempt":
+    from pipeline.marts import cluster
+
+    cluster.spark_ranges = failing_first_marts_attempt(cluster.spark_ranges)
+elif FAULT:
     from pipeline import jobs
 
     jobs.run_task = {"first-attempt": failing_first_attempt, "grown-object": growing_objects}[FAULT](jobs.run_task)

@@ -1,0 +1,26 @@
+"""The marts' partials as Spark tasks: one task per shoe range computes that range's partials with the
+chosen engine, reading the run's files straight from the store, and returns them (small Arrow tables)
+to the driver, which merges them and runs the final queries (pipeline/marts/partials.py)."""
+
+from math import ceil
+
+from pipeline.errors import WorldFailure
+from pipeline.marts.partials import MAX_RANGES, RangeRunner
+from pipeline.tasks import collect_or_fail
+
+SHOES_PER_RANGE = 100_000  # about 8M rounds: a task's engine holds its partials in a few hundred MB
+
+
+def default_ranges(shoes: int, parallelism: int) -> int:
+    """A range per core, and more for a big run so that a task stays bounded."""
+    return max(1, min(shoes, MAX_RANGES, max(parallelism, ceil(shoes / SHOES_PER_RANGE))))
+
+
+def spark_ranges(context) -> RangeRunner:
+    """Run each range's partials as one Spark task of `context`; a task's OSError is one line (exit 1)."""
+
+    def run_ranges(task, ranges):
+        tasks = context.parallelize(ranges, len(ranges)).map(task)
+        return collect_or_fail(tasks, lambda: None, WorldFailure)
+
+    return run_ranges

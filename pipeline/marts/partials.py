@@ -1,0 +1,104 @@
+"""The marts as partials and finals. Each engine computes, over one range of whole shoes, small keyed
+tables of that range's rounds and shoes (the partials); merged, they are what the engine computes over
+every round at once, and the engine's final queries turn them into the marts. One process is one range;
+Spark runs many ranges as tasks (pipeline/marts/cluster.py). docs/marts-and-roads.md, "On a cluster"."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import pyarrow as pa
+
+from pipeline.marts.inputs import RunInput
+from pipeline.runs import FileEntry
+from pipeline.tasks import shoe_ranges
+
+# How each partial merges across ranges: the columns summed (a name, or a prefix ending in "_" for every
+# column starting with it); the others are its key. A partial with none summed has each key in one range.
+SUMMED = {
+    "shoe_totals": (),  # one row per shoe, and a shoe lies in one range
+    "blocks": ("rounds", "net_"),  # a block of 100 rounds (by run_row) may straddle two ranges
+    "round_groups": ("weight",),  # streak indexes end with their shoe
+    "opening": (),  # the run's first 100 rounds, by run_row
+    "road_outcomes": (),  # the outcomes of the shoes the roads are built for, by shoe and round
+}
+OPENING_ROUNDS = 100  # ev_convergence.sql: checkpoints below 100 rounds read single rounds
+MAX_RANGES = 1_000_000
+
+
+@dataclass(frozen=True)
+class RangeFile:
+    path: str  # as the query engines take it
+    offset: int  # run_row of the file's first row
+    whole: bool  # every shoe of the file lies in the range: no filter needed
+
+
+@dataclass(frozen=True)
+class ShoeRange:
+    """Shoes [first, last) of a run, and the rounds and shoes files holding any of them."""
+
+    first: int
+    last: int
+    rounds: tuple[RangeFile, ...]
+    shoes: tuple[RangeFile, ...]
+
+    def opening(self) -> tuple[RangeFile, ...]:
+        """The range's rounds files that hold any of the run's first 100 rounds."""
+        return tuple(file for file in self.rounds if file.offset < OPENING_ROUNDS)
+
+
+def _range_files(run: RunInput, table: str, first: int, last: int) -> tuple[RangeFile, ...]:
+    files, offset = [], 0
+    entries: list[FileEntry] = run.record.files_of(table)
+    for entry, path in zip(entries, run.files(table)):
+        if entry.holds_any(first, last):
+            files.append(RangeFile(path, offset, entry.first_shoe >= first and entry.last_shoe < last))
+        offset += entry.rows
+    return tuple(files)
+
+
+def plan_ranges(run: RunInput, ranges: int) -> list[ShoeRange]:
+    """The run's shoes in `ranges` contiguous ranges of whole shoes (fewer when the run has fewer shoes)."""
+    return [ShoeRange(first, last, _range_files(run, "rounds", first, last), _range_files(run, "shoes", first, last))
+            for first, last in shoe_ranges(run.record.shoes, ranges)]
+
+
+def road_sample_shoes(road_cells_shoes: int, road_stats_shoes: int) -> int:
+    """The shoes whose outcomes the roads need: the first N (0: every shoe)."""
+    return 0 if road_stats_shoes == 0 else max(road_cells_shoes, road_stats_shoes)
+
+
+def _summed(name: str, column: str) -> bool:
+    return any(column == s or (s.endswith("_") and column.startswith(s)) for s in SUMMED[name])
+
+
+def merge(name: str, tables: list[pa.Table]) -> pa.Table:
+    """One partial's tables from every range as one: concatenated, and the summed columns added up by key."""
+    table = pa.concat_tables(tables)
+    summed = [column for column in table.column_names if _summed(name, column)]
+    if len(tables) == 1 or not summed:
+        return table
+    keys = [column for column in table.column_names if column not in summed]
+    merged = table.group_by(keys, use_threads=False).aggregate([(column, "sum") for column in summed])
+    return merged.rename_columns(keys + summed).select(table.column_names).cast(table.schema)
+
+
+def merge_partials(results: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    return {name: merge(name, [result[name] for result in results]) for name in SUMMED}
+
+
+RangeRunner = Callable[[Callable[[ShoeRange], dict[str, pa.Table]], list[ShoeRange]], list[dict[str, pa.Table]]]
+
+
+def in_process(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[ShoeRange]) -> list[dict[str, pa.Table]]:
+    return [task(shoes) for shoes in ranges]
+
+
+def build_from_partials(partials_of: Callable, finals: Callable, run: RunInput, road_cells_shoes: int,
+                        road_stats_shoes: int, ranges: int = 1, run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """The marts of a run from an engine's partials_of(run, shoes, sample_shoes) over `ranges` shoe
+    ranges, run by run_ranges, merged here, and the engine's finals(run, merged, road_cells_shoes,
+    road_stats_shoes)."""
+    task = partial(partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
+    merged = merge_partials(run_ranges(task, plan_ranges(run, ranges)))
+    return finals(run, merged, road_cells_shoes, road_stats_shoes)

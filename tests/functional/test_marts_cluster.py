@@ -1,0 +1,187 @@
+"""The marts built from shoe ranges as Spark tasks (pipeline/marts/cluster.py, partials.py) against the
+single-process build of the same engine: every mart, same columns and rows in the same order, decimals
+equal, floats within 1e-9 relative; with 1, 3 and 7 ranges on the suite's local[2] session, on runs of
+four rule sets (ez baccarat with round_ev rows, so with its composition marts)."""
+
+import re
+import shutil
+from pathlib import Path
+import subprocess
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+from spark_jobs import simulate
+from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster
+from test_faults import baccarat_command, environment, injected
+
+from pipeline.composition import job as composition_job
+from pipeline.jobs import run_job
+from pipeline.marts.cluster import spark_ranges
+from pipeline.marts.engines import Engine, build_marts
+from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
+from pipeline.marts.marts_duckdb import partials
+from pipeline.marts.partials import merge, plan_ranges, road_sample_shoes
+from pipeline.schemas import contract
+from pipeline.storage import Store
+
+JOB = Path(__file__).parents[2] / "jobs" / "marts.py"
+# (rules, seed, shoes, partitions, road_stats_shoes): rounds files fewer than 7 ranges, so ranges cut
+# files by shoe; road statistics over every shoe (0) or the first 70.
+RUNS = [("punto_banco", 41, 150, 3, 0), ("super_six", 42, 120, 2, 70), ("ez_baccarat", 43, 130, 3, 0),
+        ("chemin_de_fer", 44, 120, 3, 0)]
+ROUND_EV_SHOES = 30  # ez baccarat: round_ev rows for its first shoes (`baccarat composition --shoes`)
+ROAD_CELLS_SHOES = 40
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory):
+    """{rules: (run, road_stats_shoes)}, committed in one folder."""
+    out = tmp_path_factory.mktemp("cluster_runs")
+    store, runs = Store.parse(str(out)), {}
+    for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
+        record = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
+        if rules == "ez_baccarat":
+            run_job(spark, composition_job.plan_for(store, record.run_id, ROUND_EV_SHOES, None, partitions=2))
+        runs[rules] = (load_run(store, record.run_id), road_stats_shoes)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def one_process(runs):
+    """The single-process build of a run with an engine, built once: one(rules, engine)."""
+    built = {}
+
+    def one(rules: str, engine: Engine):
+        if (rules, engine) not in built:
+            run, road_stats_shoes = runs[rules]
+            built[rules, engine] = build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes)
+        return built[rules, engine]
+
+    return one
+
+
+def assert_same_marts(built: dict, expected: dict) -> None:
+    assert set(built) == set(expected)
+    for name, table in expected.items():
+        assert built[name].schema == table.schema, name
+        assert_frame_equal(pl.from_arrow(built[name]), pl.from_arrow(table), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("ranges", [1, 3, 7])
+@pytest.mark.parametrize("engine", list(Engine))
+@pytest.mark.parametrize("rules", [rules for rules, *_ in RUNS])
+def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one_process, rules, engine, ranges):
+    run, road_stats_shoes = runs[rules]
+    built = build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes, ranges, spark_ranges(spark.sparkContext))
+    expected = one_process(rules, engine)
+    assert set(expected) == set(MARTS) | (set(COMPOSITION_MARTS) if rules == "ez_baccarat" else set())
+    assert all(table.num_rows > 0 for table in expected.values())
+    assert_same_marts(built, expected)
+
+
+def test_sessions_straddling_two_ranges_are_summed_from_both(runs):
+    run, road_stats_shoes = runs["punto_banco"]
+    sample = road_sample_shoes(ROAD_CELLS_SHOES, road_stats_shoes)
+    ranges = plan_ranges(run, 7)
+    assert len(ranges) == 7 and ranges[0].first == 0 and ranges[-1].last == run.record.shoes
+    blocks = [partials(run, shoes, sample)["blocks"] for shoes in ranges]
+    merged = merge("blocks", blocks)
+    assert sum(table.num_rows for table in blocks) > merged.num_rows  # some blocks were in two ranges
+    assert sorted(merged["block"].to_pylist()) == list(range(merged.num_rows))
+    assert merged["rounds"].to_pylist().count(100) == run.record.rounds // 100
+
+
+def test_the_command_on_spark_commits_the_marts_of_the_single_process_command(cli, runs, tmp_path):
+    run, _ = runs["super_six"]
+    single, spread = tmp_path / "single", tmp_path / "spread"
+    for folder in (single, spread):
+        shutil.copytree(run.out.local_path(), folder)
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    status, printed, err = cli("marts", "--out", spread, "--run-id", run.run_id, "--master", "local[2]",
+                               "--ranges", "5")
+    assert status == 0 and err == "" and "on 5 Spark tasks" in printed
+    on_spark = committed_marts(str(spread), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)
+
+
+def listing(folder) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*"))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--run-id", "nope", "--master", "local[2]"], "unknown run id 'nope'"),
+    (["--engine", "spark", "--master", "local[2]"], "Invalid value for '--engine'"),
+    (["--ranges", "0", "--master", "local[2]"], "Invalid value for '--ranges'"),
+    (["--ranges", "1000001", "--master", "local[2]"], "Invalid value for '--ranges'"),
+    (["--master", "spark://127.0.0.1:1"], "cannot reach the Spark master spark://127.0.0.1:1"),
+])
+def test_bad_marts_on_spark_arguments_are_one_line_and_write_nothing(cli, runs, tmp_path, args, message):
+    folder = tmp_path / "out"
+    shutil.copytree(runs["punto_banco"][0].out.local_path(), folder)
+    before = listing(folder)
+    status, printed, err = cli("marts", "--out", folder, *args)
+    assert status == 2 and printed == "" and message in err and err.count("\n") == 1
+    assert listing(folder) == before
+
+
+def test_a_missing_file_is_found_before_any_task_runs(cli, runs, tmp_path):
+    folder = tmp_path / "out"
+    run = runs["chemin_de_fer"][0]
+    shutil.copytree(run.out.local_path(), folder)
+    missing = folder / run.record.files_of("rounds")[1].path
+    missing.unlink()
+    before = listing(folder)
+    status, printed, err = cli("marts", "--out", folder, "--run-id", run.run_id, "--master", "local[2]")
+    assert status == 1 and printed == "" and err.count("\n") == 1
+    assert "data file missing" in err and str(missing) in err
+    assert listing(folder) == before
+
+
+def committed_marts(out: str, run_id: str) -> dict[str, pl.DataFrame]:
+    return {name: pl.from_arrow(Store.parse(out).read_rows(contract(name).table, [run_id])).sort(pl.all())
+            for name in MARTS}
+
+
+@pytest.mark.slow
+def test_marts_submitted_to_a_standalone_cluster_from_a_bucket_equal_the_single_process_command(
+        spark, cli, tmp_path, bucket):
+    """A master and two one-core workers build the marts of a run in a bucket of the local S3 server
+    (jobs/marts.py through spark-submit); then the command without Spark builds them again in place."""
+    run = simulate(spark, bucket, rules="super_six", seed=52, shoes=300, partitions=4)
+    (tmp_path / "logs").mkdir()
+    with standalone_cluster(tmp_path / "logs", 2) as (url, env, _):
+        submitted = subprocess.run(
+            [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url, *QUIET_DRIVER, str(JOB), "--out", bucket,
+             "--run-id", run.run_id, "--ranges", "5", "--warehouse", str(tmp_path / "cluster.duckdb")],
+            env=env, capture_output=True, text=True, timeout=600)
+    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    assert f"marts of run {run.run_id!r}" in submitted.stdout and "on 5 Spark tasks" in submitted.stdout
+    on_cluster = committed_marts(bucket, run.run_id)
+    assert cli("marts", "--out", bucket, "--run-id", run.run_id, "--warehouse", tmp_path / "one.duckdb")[0] == 0
+    for name, expected in committed_marts(bucket, run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(on_cluster[name], expected, rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_marts_tasks_failing_their_first_attempt_are_retried_to_the_marts_of_one_process(cli, runs, tmp_path):
+    """The test seam's marts-first-attempt fault: every range's task raises on its attempt 0; local[2,2]
+    allows each task one retry."""
+    run = runs["punto_banco"][0]
+    single, spread, logs = tmp_path / "single", tmp_path / "spread", tmp_path / "logs"
+    for folder in (single, spread):
+        shutil.copytree(run.out.local_path(), folder)
+    command = baccarat_command("marts", "--out", spread, "--run-id", run.run_id, "--master", "local[2,2]", "--ranges", 3)
+    done = subprocess.run(command, env=environment(BACCARAT_LOG_DIR=str(logs), **injected("marts-first-attempt")),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-3000:]
+    [log] = logs.iterdir()
+    assert set(re.findall(r"injected fault: first attempt of the marts task for shoes (\d+-\d+)", log.read_text())) == {
+        "0-49", "50-99", "100-149"}
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    on_spark = committed_marts(str(spread), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)

@@ -1,0 +1,50 @@
+"""The merge of the marts' partials (pipeline/marts/partials.py): summed columns added up by key, in
+their own types; partials whose keys lie in one range only are concatenated."""
+
+from decimal import Decimal
+
+import pyarrow as pa
+
+from pipeline.marts.partials import SUMMED, merge, road_sample_shoes
+
+NET = pa.decimal128(38, 2)
+
+
+def blocks(block: list[int], rounds: list[int], net: list[str]) -> pa.Table:
+    return pa.table({"block": pa.array(block, pa.int64()), "rounds": pa.array(rounds, pa.int64()),
+                     "net_banker": pa.array([Decimal(n) for n in net], NET)})
+
+
+def test_a_block_straddling_two_ranges_is_summed_from_both():
+    merged = merge("blocks", [blocks([0, 1], [100, 40], ["1.50", "-3.00"]), blocks([1, 2], [60, 7], ["0.95", "2.00"])])
+    assert merged.schema == blocks([], [], []).schema
+    assert sorted(merged.to_pylist(), key=lambda row: row["block"]) == [
+        {"block": 0, "rounds": 100, "net_banker": Decimal("1.50")},
+        {"block": 1, "rounds": 100, "net_banker": Decimal("-2.05")},
+        {"block": 2, "rounds": 7, "net_banker": Decimal("2.00")}]
+
+
+def test_round_groups_sum_their_weights_by_every_other_column():
+    def groups(outcome, index, net, weight):
+        return pa.table({"outcome": outcome, "streak_index": pa.array(index, pa.int16()),
+                         "net_player": pa.array([Decimal(n) for n in net], pa.decimal128(18, 2)),
+                         "weight": pa.array(weight, pa.int64())})
+
+    merged = merge("round_groups", [groups(["B", "P"], [0, 0], ["-1.00", "1.00"], [5, 4]),
+                                    groups(["B", "B"], [0, 1], ["-1.00", "-1.00"], [2, 1])])
+    assert sorted(merged.to_pylist(), key=lambda row: (row["outcome"], row["streak_index"])) == [
+        {"outcome": "B", "streak_index": 0, "net_player": Decimal("-1.00"), "weight": 7},
+        {"outcome": "B", "streak_index": 1, "net_player": Decimal("-1.00"), "weight": 1},
+        {"outcome": "P", "streak_index": 0, "net_player": Decimal("1.00"), "weight": 4}]
+
+
+def test_partials_keyed_in_one_range_are_concatenated_in_range_order():
+    first, second = (pa.table({"run_row": pa.array(rows, pa.int64())}) for rows in ([0, 1], [2]))
+    assert merge("opening", [first, second])["run_row"].to_pylist() == [0, 1, 2]
+    assert SUMMED["opening"] == SUMMED["shoe_totals"] == SUMMED["road_outcomes"] == ()
+
+
+def test_the_roads_need_the_outcomes_of_the_larger_sample_or_of_every_shoe():
+    assert road_sample_shoes(200, 10_000) == 10_000
+    assert road_sample_shoes(300, 50) == 300
+    assert road_sample_shoes(200, 0) == 0
