@@ -17,17 +17,19 @@ class Engine(str, Enum):
 
 
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run, and its composition marts when it has round_ev rows."""
+    """Every mart of one run, its composition marts when it has round_ev rows and its system marts when it
+    has sessions rows."""
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:
         from pipeline.marts import marts_polars as chosen
-    return chosen.build_marts(run, road_cells_shoes, road_stats_shoes) | build_composition_marts(engine, run)
+    return chosen.build_marts(run, road_cells_shoes, road_stats_shoes) | build_composition_marts(engine, run) \
+        | build_system_marts(engine, run)
 
 
 def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
     """The composition marts of a run from its round_ev rows; none for a run without them."""
-    round_ev = run.round_ev_files()
+    round_ev = run.added_files("round_ev")
     if not round_ev:
         return {}
     if engine is Engine.duckdb:
@@ -35,6 +37,18 @@ def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table
     else:
         from pipeline.marts import composition_polars as chosen
     return chosen.build_composition_marts(run, round_ev)
+
+
+def build_system_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
+    """The betting-system marts of a run from its sessions rows; none for a run without them."""
+    sessions = run.added_files("sessions")
+    if not sessions:
+        return {}
+    if engine is Engine.duckdb:
+        from pipeline.marts import systems_duckdb as chosen
+    else:
+        from pipeline.marts import systems_polars as chosen
+    return chosen.build_system_marts(run, sessions)
 
 
 def outcomes_table(sequences: list[str]) -> pa.Table:
