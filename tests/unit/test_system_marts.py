@@ -11,15 +11,16 @@ import pyarrow as pa
 import pytest
 from polars.testing import assert_frame_equal
 
+from played_sessions import CHECKPOINTS, played_sessions
+
 from pipeline.marts import systems_duckdb, systems_polars
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import SYSTEM_MARTS, RunInput, rated_endings
-from pipeline.play import Round, play_session
+from pipeline.play import Round
 from pipeline.rule_sets import load_rule_set
 from pipeline.schemas import contract
 from pipeline.systems import load_system
 
-CHECKPOINTS = (10, 25, 50, 100, 250, 500, 1000)
 EV = {"banker": -0.0106, "player": -0.0124, "tie": -0.1436}
 
 
@@ -130,28 +131,6 @@ def test_drawdowns_are_binned_in_whole_stake_units():
     assert drawdowns["share_at_or_above"].to_list() == pytest.approx([1.0, 0.6, 0.4])
 
 
-def played_sessions(names: list[str], rounds: list[Round], per_system: int) -> list[dict]:
-    """Consecutive short sessions of shipped single-bet systems over `rounds`, as the backtest job writes
-    them; a checkpoint is the end bankroll of the session played over that many rounds only."""
-    rows = []
-    for name in names:
-        system = load_system(name).with_session(max_rounds=30)
-        start = 0
-        for _ in range(per_system):
-            result = play_session(system, rounds[start:])
-            after = [play_session(system, rounds[start:start + n]).end for n in CHECKPOINTS]
-            side = {"banker": "banker", "player": "player"}.get(system.bet)
-            rows.append(session(name, result.ended, str(result.net), str(result.wagered),
-                                str(result.wagered) if side == "banker" else "0",
-                                str(result.wagered) if side == "player" else "0", str(result.max_drawdown))
-                        | {"rounds": result.rounds, "stakes": result.stakes, "start_bankroll": result.start,
-                           "end_bankroll": result.end, "first_round": start + 1, "table_max_hits": result.table_max_hits,
-                           **{f"bankroll_after_{n}": None if result.ended == "incomplete" else value
-                              for n, value in zip(CHECKPOINTS, after)}})
-            start += result.rounds
-    return rows
-
-
 def test_engines_agree_on_sessions_played_by_shipped_systems():
     nets = {"B": {"banker": Decimal("0.95"), "player": Decimal(-1), "tie": Decimal(-1)},
             "P": {"banker": Decimal(-1), "player": Decimal(1), "tie": Decimal(-1)},
@@ -162,7 +141,7 @@ def test_engines_agree_on_sessions_played_by_shipped_systems():
     names = ["flat_banker", "flat_player", "martingale_player_32", "paroli_player", "flat_tie"]
     system_terms = terms({name: str(load_system(name).unit) for name in names},
                          {name: load_system(name).bet for name in names})
-    frames = both_engines(table(played_sessions(names, rounds, 40)), system_terms)
+    frames = both_engines(played_sessions(names, rounds, 40), system_terms)
     per_system = frames["system_outcomes"].unique("system")
     assert (per_system["complete_sessions"] + per_system["incomplete_sessions"]).to_list() == [40] * 5
     assert frames["system_edge"]["sessions"].sum() == per_system["complete_sessions"].sum()
