@@ -41,14 +41,11 @@ def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table
 
 def build_system_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
     """The betting-system marts of a run from its sessions rows; none for a run without them."""
+    from pipeline.marts import systems_duckdb, systems_polars
+
     sessions = run.added_files("sessions")
-    if not sessions:
-        return {}
-    if engine is Engine.duckdb:
-        from pipeline.marts import systems_duckdb as chosen
-    else:
-        from pipeline.marts import systems_polars as chosen
-    return chosen.build_system_marts(run, sessions)
+    chosen = systems_duckdb if engine is Engine.duckdb else systems_polars
+    return chosen.build_system_marts(run, sessions) if sessions else {}
 
 
 def outcomes_table(sequences: list[str]) -> pa.Table:
