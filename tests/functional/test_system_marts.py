@@ -25,12 +25,14 @@ BARE_RUN = "systems-bare"
 SYSTEMS = ["flat_banker", "flat_player", "martingale_player_32", "paroli_player"]
 
 
+SESSIONS_SCHEMA = contract("sessions").table_schema(tuple(BET_KINDS))
+
+
 def commit_sessions(folder, run_id: str) -> pl.DataFrame:
     """Sessions of SYSTEMS over the run's rounds, committed to OUT/sessions; returns them."""
-    out = Store.parse(str(folder))
     sessions = played_sessions(SYSTEMS, rounds_of(read_table(folder, run_id, "rounds")), 60)
-    schema = contract("sessions").table_schema(tuple(BET_KINDS))
-    out.write_and_commit(contract("sessions").table, run_id, "part-0.parquet", sessions, schema, ("tests", 1))
+    Store.parse(str(folder)).write_and_commit(contract("sessions").table, run_id, "part-0.parquet", sessions,
+                                              SESSIONS_SCHEMA, (f"tests:{run_id}", 1))
     return pl.from_arrow(sessions)
 
 
@@ -78,3 +80,16 @@ def test_report_has_the_systems_section_for_a_run_with_sessions_only(systems_run
     assert "<th>Exact edge</th>" in page
     bare = build_report(out, BARE_RUN, target=folder / "bare.html").read_text(encoding="utf-8")
     assert 'id="systems"' not in bare and "bankroll_fan" not in bare
+
+
+def test_a_run_whose_sessions_rows_are_gone_keeps_no_rows_in_the_system_marts(systems_run):
+    folder, _ = systems_run
+    rows = "SELECT count(*) AS n FROM {} WHERE run_id = '" + BARE_RUN + "'"
+    commit_sessions(folder, BARE_RUN)
+    assert main(["marts", "--out", str(folder), "--run-id", BARE_RUN]) == 0
+    assert all(mart(folder, rows.format(name))["n"][0] > 0 for name in SYSTEM_MARTS)
+    Store.parse(str(folder)).commit_partition(contract("sessions").table, BARE_RUN, [], SESSIONS_SCHEMA,
+                                              (f"tests:{BARE_RUN}", 2))
+    assert main(["marts", "--out", str(folder), "--run-id", BARE_RUN]) == 0
+    assert all(mart(folder, rows.format(name))["n"][0] == 0 for name in SYSTEM_MARTS)
+    assert mart(folder, "SELECT DISTINCT run_id FROM system_edge")["run_id"].to_list() == [RUN_ID]
