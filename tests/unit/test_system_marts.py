@@ -167,3 +167,28 @@ def test_sessions_of_a_system_that_is_not_shipped_are_refused_in_one_line():
     with pytest.raises(BaccaratError, match=r"^run 'r1' has sessions of a system the marts cannot read: unknown system 'gone'") as error:
         run_of("punto_banco").system_terms(["flat_banker", "gone"])
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.slow
+def test_edge_intervals_cover_the_exact_edge_about_95_times_in_100():
+    """400 independent replications of 50 flat Banker sessions over rounds dealt independently with the
+    exact chances of punto banco: the delta-method interval of each must hold the exact edge in about
+    95 % of them (4 standard errors of a binomial share: 0.906 to 0.994)."""
+    run = run_of("punto_banco")
+    chances = {"B": run.reference.outcomes["banker"], "P": run.reference.outcomes["player"],
+               "T": run.reference.outcomes["tie"]}
+    nets = {"B": {"banker": Decimal("0.95")}, "P": {"banker": Decimal(-1)}, "T": {"banker": Decimal(0)}}
+    draw, replications = random.Random(95), []
+    for replication in range(400):
+        rounds = [Round(0, winner, nets[winner]) for winner in
+                  draw.choices(list(chances), weights=[float(p) for p in chances.values()], k=2000)]
+        sessions = played_sessions(["flat_banker"], rounds, 50, checkpoints=False)
+        replications.append(sessions.set_column(0, "system", pa.array([f"r{replication:03d}"] * sessions.num_rows)))
+    names = [f"r{replication:03d}" for replication in range(400)]
+    system_terms = pa.table({"system": names, "unit": pa.array([Decimal(10)] * 400, pa.decimal128(18, 2)),
+                             "ev_banker": [float(run.reference.bets["banker"].ev)] * 400,
+                             "ev_player": [float(run.reference.bets["player"].ev)] * 400,
+                             "ev_bet": [float(run.reference.bets["banker"].ev)] * 400})
+    edge = both_engines(pa.concat_tables(replications), system_terms)["system_edge"]
+    assert edge.height == 400 and set(edge["sessions"]) == {50}
+    assert 0.906 <= edge["edge_in_interval"].mean() <= 0.994
