@@ -18,7 +18,7 @@ from pipeline.marts.inputs import SYSTEM_MARTS, load_run
 from pipeline.report.build import build_report
 from pipeline.schemas import contract
 from pipeline.storage import Store
-from test_report import mart
+from test_report import CHARTS, assert_true_percent_ticks, drawn, mart
 
 RUN_ID = "systems-s21-n40"
 BARE_RUN = "systems-bare"
@@ -80,6 +80,17 @@ def test_report_has_the_systems_section_for_a_run_with_sessions_only(systems_run
     assert "<th>Exact edge</th>" in page
     bare = build_report(out, BARE_RUN, target=folder / "bare.html").read_text(encoding="utf-8")
     assert 'id="systems"' not in bare and "bankroll_fan" not in bare
+
+
+@pytest.mark.slow
+def test_browser_draws_the_systems_section_with_true_ticks(systems_run, tmp_path):
+    folder, _ = systems_run
+    page = build_report(Store.parse(str(folder)), RUN_ID, target=tmp_path / "index.html")
+    parsed, console = drawn(page, tmp_path / "profile")
+    assert set(parsed.charts) == CHARTS | {"bankroll_fan", "session_endings"}
+    assert all(parsed.charts.values()), [key for key, done in parsed.charts.items() if not done]
+    assert console == []
+    assert_true_percent_ticks(parsed.ticks["session_endings", "y"])
 
 
 def test_a_run_whose_sessions_rows_are_gone_keeps_no_rows_in_the_system_marts(systems_run):
