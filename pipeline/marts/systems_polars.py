@@ -63,19 +63,20 @@ def system_edge(sessions: pl.LazyFrame, terms: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def bankroll_paths(sessions: pl.LazyFrame) -> pl.LazyFrame:
-    """bankroll_paths.sql; the percentiles compare integers: 100 rank >= p total."""
-    columns = [c for c in sessions.collect_schema().names() if c.startswith(CHECKPOINT)]
-    group = ["system", "after_rounds"]
-    bankroll, rank, total = pl.col("bankroll"), pl.col("rank"), pl.col("total")
-    paths = (sessions.filter(COMPLETE).select("system", *columns)
-             .unpivot(on=columns, index="system", variable_name="column_name", value_name="bankroll")
-             .drop_nulls("bankroll")
-             .with_columns(after_rounds=pl.col("column_name").str.slice(len(CHECKPOINT)).cast(pl.Int64)))
-    ranked = paths.with_columns(rank=bankroll.rank("ordinal").over(group).cast(pl.Int64),
-                                total=pl.len().over(group).cast(pl.Int64))
-    percentiles = {name: bankroll.filter(100 * rank >= p * total).min() for name, p in PERCENTILES.items()}
-    return (ranked.group_by(group)
-            .agg(sessions=total.first(), mean=bankroll.sum().cast(pl.Float64) / total.first(), **percentiles)
+    """bankroll_paths.sql; the histogram is counted one checkpoint column at a time (the UNPIVOT's rows,
+    seven per session, are never held at once)."""
+    complete, group = sessions.filter(COMPLETE), ["system", "after_rounds"]
+    histogram = pl.concat([complete.group_by("system", bankroll=column)
+                           .agg(sessions=pl.len().cast(pl.Int64))
+                           .with_columns(after_rounds=pl.lit(int(column[len(CHECKPOINT):]), pl.Int64))
+                           .drop_nulls("bankroll")
+                           for column in sessions.collect_schema().names() if column.startswith(CHECKPOINT)])
+    bankroll, count, at_or_below, total = pl.col("bankroll"), pl.col("sessions"), pl.col("at_or_below"), pl.col("total")
+    cumulative = histogram.with_columns(at_or_below=count.cum_sum().over(group, order_by="bankroll"),
+                                        total=count.sum().over(group))
+    percentiles = {name: bankroll.filter(100 * at_or_below >= p * total).min() for name, p in PERCENTILES.items()}
+    return (cumulative.group_by(group)
+            .agg(sessions=total.first(), mean=(count * bankroll).sum().cast(pl.Float64) / total.first(), **percentiles)
             .sort(group)
             .select(*group, "sessions", "mean", *PERCENTILES))
 
