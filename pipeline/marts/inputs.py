@@ -99,7 +99,8 @@ class RunInput:
         try:
             systems = [load_system(name) for name in names]
         except BaccaratError as error:
-            raise BaccaratError(f"run {self.run_id!r} has sessions of a system the marts cannot read: {error}") from None
+            raise BaccaratError(f"run {self.run_id!r} has sessions of a system the marts cannot read: "
+                                f"{error}") from None
         evs = {kind: float(odds.ev) for kind, odds in self.reference.bets.items()}
         return pa.table({"system": pa.array(names, pa.string()),
                          "unit": pa.array([system.unit for system in systems], pa.decimal128(18, 2)),

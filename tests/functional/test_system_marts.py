@@ -78,7 +78,8 @@ def test_the_warehouse_holds_every_system_mart_of_the_run_with_sessions_only(sys
     outcomes = mart(folder, "SELECT system, sum(sessions) AS n, any_value(complete_sessions) AS c, "
                             "any_value(incomplete_sessions) AS i FROM system_outcomes GROUP BY system ORDER BY system")
     assert outcomes["n"].to_list() == outcomes["c"].to_list()
-    assert (outcomes["c"] + outcomes["i"]).to_list() == sessions.group_by("system").len().sort("system")["len"].to_list()
+    played = sessions.group_by("system").len().sort("system")
+    assert (outcomes["c"] + outcomes["i"]).to_list() == played["len"].to_list()
     for name in ("bankroll_paths", "drawdowns"):
         assert set(mart(folder, f"SELECT DISTINCT run_id FROM {name}")["run_id"]) == {RUN_ID}
 

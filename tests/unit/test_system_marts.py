@@ -78,7 +78,8 @@ def test_outcome_shares_have_wilson_intervals_and_leave_incomplete_sessions_out(
     assert goal["share_low"] == pytest.approx(0.3006, abs=1e-4)
     assert goal["share_high"] == pytest.approx(0.9544, abs=1e-4)
     none = outcomes.row(2, named=True)
-    assert none["share"] == 0 and none["share_low"] == pytest.approx(0) and none["share_high"] == pytest.approx(0.4899, abs=1e-4)
+    assert none["share"] == 0 and none["share_low"] == pytest.approx(0)
+    assert none["share_high"] == pytest.approx(0.4899, abs=1e-4)
 
 
 def test_a_system_with_only_incomplete_sessions_has_counts_and_no_rates():
@@ -106,7 +107,8 @@ def test_edge_is_the_ratio_of_totals_with_a_delta_method_interval():
 def test_exact_edge_weighs_each_side_by_what_was_staked_on_it():
     rows = [session("chooser", net="5", wagered="40", banker="30", player="10"),
             session("tie", net="-10", wagered="10"), session("tie", net="80", wagered="10")]
-    edge = both_engines(table(rows), terms({"chooser": "10", "tie": "10"}, {"chooser": None, "tie": "tie"}))["system_edge"]
+    system_terms = terms({"chooser": "10", "tie": "10"}, {"chooser": None, "tie": "tie"})
+    edge = both_engines(table(rows), system_terms)["system_edge"]
     assert edge["system"].to_list() == ["chooser", "tie"]
     assert edge["exact_edge"][0] == pytest.approx((30 * EV["banker"] + 10 * EV["player"]) / 40, rel=1e-12)
     assert edge["exact_edge"][1] == pytest.approx(EV["tie"], rel=1e-12)
@@ -123,7 +125,8 @@ def test_bankroll_percentiles_are_the_smallest_values_with_enough_sessions_at_or
 
 
 def test_drawdowns_are_binned_in_whole_stake_units():
-    rows = [session("a", drawdown=d) for d in ("0", "9.99", "10", "25", "25.50")] + [session("a", "incomplete", drawdown="90")]
+    rows = [session("a", drawdown=d) for d in ("0", "9.99", "10", "25", "25.50")]
+    rows.append(session("a", "incomplete", drawdown="90"))
     drawdowns = both_engines(table(rows), terms({"a": "10"}, {"a": "banker"}))["drawdowns"]
     assert drawdowns["drawdown_units"].to_list() == [0, 1, 2]
     assert drawdowns["sessions"].to_list() == [2, 1, 2]
@@ -145,7 +148,8 @@ def test_engines_agree_on_sessions_played_by_shipped_systems():
     per_system = frames["system_outcomes"].unique("system")
     assert (per_system["complete_sessions"] + per_system["incomplete_sessions"]).to_list() == [40] * 5
     assert frames["system_edge"]["sessions"].sum() == per_system["complete_sessions"].sum()
-    assert frames["drawdowns"].group_by("system").agg(pl.col("share").sum())["share"].to_list() == pytest.approx([1.0] * 5)
+    shares = frames["drawdowns"].group_by("system").agg(pl.col("share").sum())
+    assert shares["share"].to_list() == pytest.approx([1.0] * 5)
 
 
 def run_of(rules: str) -> RunInput:
@@ -164,7 +168,8 @@ def test_system_terms_give_each_shipped_system_its_unit_and_the_exact_evs_of_its
 
 
 def test_sessions_of_a_system_that_is_not_shipped_are_refused_in_one_line():
-    with pytest.raises(BaccaratError, match=r"^run 'r1' has sessions of a system the marts cannot read: unknown system 'gone'") as error:
+    refusal = r"^run 'r1' has sessions of a system the marts cannot read: unknown system 'gone'"
+    with pytest.raises(BaccaratError, match=refusal) as error:
         run_of("punto_banco").system_terms(["flat_banker", "gone"])
     assert "\n" not in str(error.value)
 
