@@ -38,7 +38,8 @@ def fan_chart(paths: pl.DataFrame) -> go.Figure:
                                  visible=visible, line={"color": FAN_COLOUR, "width": 2.5},
                                  hovertemplate="after %{x} rounds: median bankroll %{y:,.2f}<extra></extra>"))
     return styled(fig, updatemenus=bet_menu(systems, 5, systems[0]),
-                  xaxis={"title_text": "rounds played (ties included)", "type": "log", "gridcolor": GRID},
+                  xaxis={"title_text": "rounds played (ties included)", "type": "log", "gridcolor": GRID,
+                         "tickvals": sorted(set(paths["after_rounds"]))},
                   yaxis={"title_text": "bankroll", "gridcolor": GRID})
 
 

@@ -21,6 +21,7 @@ def test_fan_chart_draws_the_bands_and_the_median_of_one_system_at_a_time(marts)
     paths = marts["bankroll_paths"]
     fig = fan_chart(paths)
     assert len(fig.data) == 5 * 2 and fig.layout.xaxis.type == "log"
+    assert list(fig.layout.xaxis.tickvals) == [10, 25, 50, 100, 250, 500, 1000]
     shown = [trace for trace in fig.data if trace.visible]
     first = paths.filter(pl.col("system") == "a")
     for trace, column in zip(shown, ("p05", "p95", "p25", "p75", "p50"), strict=True):
