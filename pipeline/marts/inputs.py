@@ -18,7 +18,7 @@ from pipeline.rules import Result
 from pipeline.runs import (DamagedRun, RunRecord, check_run, committed_runs, contract_problem,
                            read_committed_run)
 from pipeline.schemas import contract
-from pipeline.systems import load_system
+from pipeline.systems import known_systems, load_system
 from pipeline.storage import Store
 
 MARTS = (
@@ -94,19 +94,17 @@ class RunInput:
         return [self.out.reader_path(entry["path"]) for entry in files]
 
     def system_terms(self, names: list[str]) -> pa.Table:
-        """Per shipped system named: its stake unit, and the exact EV of Banker, Player and the system's own
-        bet (null for a system whose rule chooses between Banker and Player)."""
-        try:
-            systems = [load_system(name) for name in names]
-        except BaccaratError as error:
-            raise BaccaratError(f"run {self.run_id!r} has sessions of a system the marts cannot read: "
-                                f"{error}") from None
+        """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet
+        (null for a system whose rule chooses between Banker and Player). The unit and the bet come from
+        the shipped system of that name: for a system backtested from a file of its own, both are null."""
+        shipped = set(known_systems())
+        systems = [load_system(name) if name in shipped else None for name in names]
         evs = {kind: float(odds.ev) for kind, odds in self.reference.bets.items()}
         return pa.table({"system": pa.array(names, pa.string()),
-                         "unit": pa.array([system.unit for system in systems], pa.decimal128(18, 2)),
+                         "unit": pa.array([system and system.unit for system in systems], pa.decimal128(18, 2)),
                          "ev_banker": pa.array([evs.get("banker")] * len(names), pa.float64()),
                          "ev_player": pa.array([evs.get("player")] * len(names), pa.float64()),
-                         "ev_bet": pa.array([evs.get(system.bet) if isinstance(system.bet, str) else None
+                         "ev_bet": pa.array([evs.get(system.bet) if system and isinstance(system.bet, str) else None
                                              for system in systems], pa.float64())})
 
     @cached_property

@@ -90,7 +90,7 @@ def drawdowns(sessions: pl.LazyFrame, terms: pl.LazyFrame) -> pl.LazyFrame:
     """drawdowns.sql"""
     total = pl.col("sessions").sum().over("system")
     at_or_above = pl.col("sessions").cum_sum(reverse=True).over("system", order_by="drawdown_units")
-    return (sessions.filter(COMPLETE).join(terms.select("system", "unit"), on="system")
+    return (sessions.filter(COMPLETE).join(terms.select("system", "unit").drop_nulls("unit"), on="system")
             .group_by("system", drawdown_units=_cents("max_drawdown") // _cents("unit"))
             .agg(sessions=pl.len().cast(pl.Int64))
             .sort("system", "drawdown_units")

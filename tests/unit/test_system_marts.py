@@ -14,7 +14,6 @@ from polars.testing import assert_frame_equal
 from played_sessions import CHECKPOINTS, played_sessions
 
 from pipeline.marts import systems_duckdb, systems_polars
-from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import SYSTEM_MARTS, RunInput, rated_endings
 from pipeline.play import Round
 from pipeline.rule_sets import load_rule_set
@@ -167,13 +166,6 @@ def test_system_terms_give_each_shipped_system_its_unit_and_the_exact_evs_of_its
     assert chooser["ev_bet"] is None and chooser["ev_player"] == exact["player"]
 
 
-def test_sessions_of_a_system_that_is_not_shipped_are_refused_in_one_line():
-    refusal = r"^run 'r1' has sessions of a system the marts cannot read: unknown system 'gone'"
-    with pytest.raises(BaccaratError, match=refusal) as error:
-        run_of("punto_banco").system_terms(["flat_banker", "gone"])
-    assert "\n" not in str(error.value)
-
-
 @pytest.mark.slow
 def test_edge_intervals_cover_the_exact_edge_about_95_times_in_100():
     """400 independent replications of 50 flat Banker sessions over rounds dealt independently with the
@@ -197,3 +189,18 @@ def test_edge_intervals_cover_the_exact_edge_about_95_times_in_100():
     edge = both_engines(pa.concat_tables(replications), system_terms)["system_edge"]
     assert edge.height == 400 and set(edge["sessions"]) == {50}
     assert 0.906 <= edge["edge_in_interval"].mean() <= 0.994
+
+
+def test_a_system_from_a_file_of_its_own_has_no_unit_nor_bet_and_no_drawdown_rows():
+    """A backtest may play a system from a .yaml path: only shipped systems' units and bets are known."""
+    system_terms = run_of("punto_banco").system_terms(["flat_banker", "my_banker", "my_tie"])
+    found = pl.from_arrow(system_terms)
+    assert found["unit"].to_list() == [Decimal(10), None, None] and found["ev_bet"].null_count() == 2
+    rows = [session(name, net="-10", wagered="10", banker="10" if name != "my_tie" else "0", drawdown="10")
+            for name in ("flat_banker", "my_banker", "my_tie") for _ in range(2)]
+    frames = both_engines(table(rows), system_terms)
+    assert frames["drawdowns"]["system"].to_list() == ["flat_banker"]
+    edge = frames["system_edge"]
+    assert edge["exact_edge"][1] == pytest.approx(float(run_of("punto_banco").reference.bets["banker"].ev))
+    assert edge["exact_edge"][2] is None and edge["net_per_wagered"][2] == -1.0
+    assert frames["system_outcomes"]["complete_sessions"].to_list() == [2] * 15
