@@ -17,6 +17,7 @@ from pipeline.systems import DERIVED_ROADS, Chooser, Progression, System
 
 OPPOSITE = {"banker": "player", "player": "banker"}
 SIDE_OF = {"B": "banker", "P": "player"}
+ENDINGS = ("goal", "ruin", "stop_loss", "max_rounds", "shoe_end", "incomplete")
 
 
 @dataclass(frozen=True)

@@ -20,18 +20,19 @@ class Engine(str, Enum):
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
                 run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
     """Every mart of one run, from the partials of `ranges` ranges of its shoes run by run_ranges
-    (pipeline/marts/partials.py), and its composition marts when it has round_ev rows (one process)."""
+    (pipeline/marts/partials.py); its composition marts when it has round_ev rows and its system marts when
+    it has sessions rows (both in one process)."""
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:
         from pipeline.marts import marts_polars as chosen
     return (chosen.build_marts(run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
-            | build_composition_marts(engine, run))
+            | build_composition_marts(engine, run) | build_system_marts(engine, run))
 
 
 def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
     """The composition marts of a run from its round_ev rows; none for a run without them."""
-    round_ev = run.round_ev_files()
+    round_ev = run.added_files("round_ev")
     if not round_ev:
         return {}
     if engine is Engine.duckdb:
@@ -39,6 +40,15 @@ def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table
     else:
         from pipeline.marts import composition_polars as chosen
     return chosen.build_composition_marts(run, round_ev)
+
+
+def build_system_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
+    """The betting-system marts of a run from its sessions rows; none for a run without them."""
+    from pipeline.marts import systems_duckdb, systems_polars
+
+    sessions = run.added_files("sessions")
+    chosen = systems_duckdb if engine is Engine.duckdb else systems_polars
+    return chosen.build_system_marts(run, sessions) if sessions else {}
 
 
 def outcomes_table(sequences: list[str]) -> pa.Table:

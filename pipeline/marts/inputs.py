@@ -12,11 +12,13 @@ from pipeline.errors import BaccaratError
 from pipeline.exact import BetOdds, exact_odds
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.value import pair_value
+from pipeline.play import ENDINGS
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import (DamagedRun, RunRecord, check_run, committed_runs, contract_problem,
                            read_committed_run)
 from pipeline.schemas import contract
+from pipeline.systems import known_systems, load_system
 from pipeline.storage import Store
 
 MARTS = (
@@ -25,12 +27,20 @@ MARTS = (
 )
 # Built for a run that has round_ev rows (`baccarat composition`); a run without them has no rows there.
 COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
-EVERY_MART = MARTS + COMPOSITION_MARTS
+# Built for a run that has sessions rows (`baccarat backtest`); a run without them has no rows there.
+SYSTEM_MARTS = ("system_outcomes", "system_edge", "bankroll_paths", "drawdowns")
+EVERY_MART = MARTS + COMPOSITION_MARTS + SYSTEM_MARTS
 ROAD_CELLS_SHOES = 200
 ROAD_STATS_SHOES = 10_000
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
 # A round each outcome of a game with options settles like: its bets (player, banker) pay on the winner alone.
 _WON_BY = {"banker": Result(0, 1, 2, 2), "player": Result(1, 0, 2, 2), "tie": Result(0, 0, 2, 2)}
+
+
+def rated_endings() -> pa.Table:
+    """The endings of a complete session in the order system_outcomes lists them: each is a rate."""
+    rated = [ending for ending in ENDINGS if ending != "incomplete"]
+    return pa.table({"position": pa.array(range(len(rated)), pa.int64()), "ending": pa.array(rated, pa.string())})
 
 
 @dataclass(frozen=True)
@@ -73,14 +83,29 @@ class RunInput:
         """The run's files of a table in shoe order, as the query engines take them."""
         return [self.out.reader_path(f.path) for f in self.record.files_of(table)]
 
-    def round_ev_files(self) -> list[str]:
-        """The run's committed files of the round_ev table (`baccarat composition`), as the query engines
-        take them, each checked against the contract; none for a run without round_ev rows."""
-        files = self.out.partition_files(contract("round_ev").table, self.run_id)
+    def added_files(self, name: str) -> list[str]:
+        """The run's committed files of a table another job adds to it (round_ev by `baccarat composition`,
+        sessions by `baccarat backtest`), as the query engines take them, each checked against the
+        contract; none for a run without such rows."""
+        files = self.out.partition_files(contract(name).table, self.run_id)
         for entry in files:
-            if problem := contract_problem(self.out, entry["path"], "round_ev", self.record.bets):
+            if problem := contract_problem(self.out, entry["path"], name, self.record.bets):
                 raise BaccaratError(problem)
         return [self.out.reader_path(entry["path"]) for entry in files]
+
+    def system_terms(self, names: list[str]) -> pa.Table:
+        """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet
+        (null for a system whose rule chooses between Banker and Player). The unit and the bet come from
+        the shipped system of that name: for a system backtested from a file of its own, both are null."""
+        shipped = set(known_systems())
+        systems = [load_system(name) if name in shipped else None for name in names]
+        evs = {kind: float(odds.ev) for kind, odds in self.reference.bets.items()}
+        return pa.table({"system": pa.array(names, pa.string()),
+                         "unit": pa.array([system and system.unit for system in systems], pa.decimal128(18, 2)),
+                         "ev_banker": pa.array([evs.get("banker")] * len(names), pa.float64()),
+                         "ev_player": pa.array([evs.get("player")] * len(names), pa.float64()),
+                         "ev_bet": pa.array([evs.get(system.bet) if system and isinstance(system.bet, str) else None
+                                             for system in systems], pa.float64())})
 
     @cached_property
     def strategies(self) -> StrategyPair | None:

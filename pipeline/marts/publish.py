@@ -17,7 +17,7 @@ import pyarrow as pa
 from pipeline.bets import BET_KINDS
 from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
-from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, RunInput, load_run
+from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
 from pipeline.marts.warehouse import journal, seal, sql_list, sql_string
 from pipeline.runs import DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
@@ -42,7 +42,8 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
 
 def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
     """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole. A
-    composition mart missing from `tables` (the run has no round_ev rows) keeps none of the run's rows."""
+    composition or system mart missing from `tables` (the run has no round_ev or sessions rows) keeps
+    none of the run's rows."""
     built = int(datetime.now(UTC).timestamp() * 1000)
     for name in EVERY_MART:
         if name in tables:
@@ -50,7 +51,7 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
             run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
                                      conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
                                      (f"baccarat-marts:{run.run_id}", built))
-        elif name in COMPOSITION_MARTS:
+        elif name in COMPOSITION_MARTS + SYSTEM_MARTS:
             _drop(run.out, name, run.run_id, built)
 
 

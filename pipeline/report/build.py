@@ -13,6 +13,7 @@ from pipeline.marts.bounds import Bounds
 from pipeline.marts.warehouse import open_warehouse
 from pipeline.report.composition import composition_section
 from pipeline.report.page import assemble_page
+from pipeline.report.systems import systems_section
 from pipeline.runs import check_run, read_run, read_runs
 from pipeline.storage import Store
 
@@ -30,6 +31,12 @@ COMPOSITION = {
     "count_efficiency": ("SELECT * FROM count_efficiency WHERE run_id = ? "
                          "ORDER BY count_system, bet, direction, trigger"),
 }
+SYSTEMS = {
+    "system_outcomes": "SELECT * FROM system_outcomes WHERE run_id = ? ORDER BY system",  # endings: in the section
+    "system_edge": "SELECT * FROM system_edge WHERE run_id = ? ORDER BY system",
+    "bankroll_paths": "SELECT * FROM bankroll_paths WHERE run_id = ? ORDER BY system, after_rounds",
+    "drawdowns": "SELECT * FROM drawdowns WHERE run_id = ? ORDER BY system, drawdown_units",
+}
 SHOE_CELLS = "SELECT * FROM road_cells WHERE run_id = ? AND shoe_id = ? ORDER BY road, seq"
 SHOE_ROUND_COLUMNS = ["round", "outcome", "player_pair", "banker_pair"]
 
@@ -38,13 +45,13 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list) -> pl.Dat
     return con.sql(sql, params=parameters).pl()
 
 
-def _composition(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, pl.DataFrame]:
-    """The run's composition marts, or none: a run without round_ev rows has no rows there, and a
-    warehouse published before these marts existed has no such tables."""
+def _optional(con: duckdb.DuckDBPyConnection, run_id: str, queries: dict[str, str]) -> dict[str, pl.DataFrame]:
+    """The run's composition or system marts, or none: a run without round_ev or sessions rows has no rows
+    there, and a warehouse published before these marts existed has no such tables."""
     tables = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if not set(COMPOSITION) <= tables:
+    if not set(queries) <= tables:
         return {}
-    return {name: _frame(con, sql, [run_id]) for name, sql in COMPOSITION.items()}
+    return {name: _frame(con, sql, [run_id]) for name, sql in queries.items()}
 
 
 def _newest(out: Store, runs: list[str]) -> str:
@@ -70,7 +77,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
                 run_id = _newest(out, runs)
             elif run_id not in runs:
                 raise BaccaratError(f"run {run_id!r} is not in the warehouse {path}; it holds: {', '.join(runs)}")
-            data = {name: _frame(con, sql, [run_id]) for name, sql in MARTS.items()} | _composition(con, run_id)
+            data = {name: _frame(con, sql, [run_id]) for name, sql in MARTS.items()} \
+                | _optional(con, run_id, COMPOSITION) | _optional(con, run_id, SYSTEMS)
             drawn = [s for (s,) in con.execute("SELECT DISTINCT shoe_id FROM road_cells WHERE run_id = ? "
                                                "ORDER BY shoe_id", [run_id]).fetchall()]
             if shoe_id is None:
@@ -88,7 +96,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     data["shoe_rounds"] = read_shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
     try:
-        write_text(Path(target), assemble_page(run_id, record, data, shoe_id, composition_section(data)))
+        write_text(Path(target), assemble_page(run_id, record, data, shoe_id,
+                                                      composition_section(data) + systems_section(data)))
     except OSError as error:
         raise BaccaratError(f"cannot write the report {target}: {error.strerror or error}") from None
     return Path(target)

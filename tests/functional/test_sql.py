@@ -185,7 +185,7 @@ def test_the_prompt_on_a_terminal(warehouse):
     os.close(controller)
     text = screen.decode()
     assert process.wait(timeout=30) == 0
-    assert "warehouse.duckdb (read-only): tables advantage_by_depth, bet_performance" in text
+    assert "warehouse.duckdb (read-only): tables advantage_by_depth, bankroll_paths, bet_performance" in text
     assert "baccarat>" in text and "...>" in text
     assert "dragon" in text and "error: " in text and "lucky" in text
 
