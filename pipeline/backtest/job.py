@@ -27,7 +27,7 @@ from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
-LOOKBACK_SHOES = 8  # the first look-back window before a range, doubled until the chains agree
+LOOKBACK_SHOES = 1  # the first look-back window before a range, doubled until the chains agree
 MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered_player", "max_drawdown")
 
 
@@ -89,7 +89,9 @@ def _summed(summaries: list[dict]) -> dict:
 def plan_for(out: Store, run_id: str, names: list[str], session: dict, partitions: int | None = None) -> Plan:
     """The plan for a committed run whose files pass their checks, or a one-line error: an unknown run
     or system, a system that is bad, bets on what the rule set lacks or whose sessions have no bound,
-    a name given twice. `session`: the session parameters replacing each system's (None keeps its own)."""
+    no system or a name given twice. `session`: the session parameters replacing each system's (None keeps its own)."""
+    if not names:
+        raise BaccaratError("--systems names no system (names in conf/systems or paths, separated by commas)")
     run, rule_set = read_committed_run(out, run_id)
     systems = tuple(_system_for(name, session, rule_set) for name in names)
     seen = [system.name for system in systems]
@@ -158,12 +160,15 @@ def _sessions_of(plan: Plan, system: System, first: int, ahead: Rounds, end: int
 
 def _entry(plan: Plan, system: System, first: int, ahead: Rounds) -> int:
     """The index in `ahead` (rounds from shoe `first` on) of the first session starting there: from a
-    look-back window of whole shoes before it, doubled until it is long enough."""
+    look-back window of whole shoes before it, doubled until the chains agree or the run's first round
+    is nearer (in cost) than the chains through the window."""
     if first == 0 or not system.session.span_shoes:
         return 0
     shoes = LOOKBACK_SHOES
     while True:
-        start = max(0, first - shoes)
+        # A window's chains may cost up to H + 1 times its rounds; one chain from the run's first round
+        # costs the rounds before the range: the cheaper of the two.
+        start = 0 if shoes * (system.session.max_rounds + 1) >= first else first - shoes
         rounds = read_rounds(plan.out, plan.run, plan.kinds, start, first).then(ahead)
         target = rounds.first_round_of(first)
         window = rounds.arguments(target + session_bound(system, rounds.winners, target) + 1)

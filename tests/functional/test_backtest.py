@@ -150,6 +150,8 @@ def test_a_task_failing_its_first_attempt_changes_nothing_and_the_retry_gives_th
     (["--run-id", RUN, "--systems", "flat_banker", "--goal", "0"], "goal"),
     (["--run-id", RUN, "--systems", "flat_banker", "--bankroll", "5"], "cannot cover one stake"),
     (["--run-id", RUN, "--systems", "flat_banker,flat_banker"], "given twice"),
+    (["--run-id", RUN, "--systems", ","], "names no system"),
+    (["--run-id", RUN, "--systems", "flat_banker", "--max-rounds", "0"], "max_rounds"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(backtested, tmp_path, args, message):
     out, _ = backtested
