@@ -186,7 +186,8 @@ def session_rows(system: System, rounds: Rounds, sessions: dict[str, np.ndarray]
     """The sessions table's rows of play_sessions' result over `rounds`, as the contract orders them."""
     starts = sessions["start"]
     columns = {"system": [system.name] * len(starts), "first_shoe": rounds.shoe_ids[starts],
-               "first_round": rounds.numbers[starts], "net": _money(sessions["end_bankroll"] - sessions["start_bankroll"]),
+               "first_round": rounds.numbers[starts],
+               "net": _money(sessions["end_bankroll"] - sessions["start_bankroll"]),
                "ended": [ENDINGS[code] for code in sessions["ended"]]}
     columns |= {name: _money(sessions[name]) for name in MONEY}
     columns |= {name: sessions[name] for name in ("rounds", "stakes", "table_max_hits")}

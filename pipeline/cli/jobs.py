@@ -267,9 +267,11 @@ def backtest(
     systems: Annotated[list[str], typer.Option(
         metavar="NAME,...", help="Betting systems: names in conf/systems or paths of .yaml files (the option "
         "repeated, or names separated by commas).")],
-    bankroll: Annotated[str | None, typer.Option(metavar="AMOUNT", help="Each session's bankroll, in place of each system's.")] = None,
+    bankroll: Annotated[str | None, typer.Option(
+        metavar="AMOUNT", help="Each session's bankroll, in place of each system's.")] = None,
     goal: Annotated[str | None, typer.Option(metavar="AMOUNT", help="Stop once the bankroll has won this much.")] = None,
-    stop_loss: Annotated[str | None, typer.Option(metavar="AMOUNT", help="Stop once the bankroll has lost this much.")] = None,
+    stop_loss: Annotated[str | None, typer.Option(
+        metavar="AMOUNT", help="Stop once the bankroll has lost this much.")] = None,
     max_rounds: Annotated[int | None, typer.Option(help="Stop after this many rounds.")] = None,
     out: OutOption = DEFAULT_OUT,
     master: MasterOption = None,

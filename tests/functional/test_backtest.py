@@ -44,7 +44,8 @@ def backtested(spark, tmp_path_factory):
 
 def committed_sessions(out, run_id: str = RUN) -> list[dict]:
     store = Store.parse(str(out))
-    rows = [row for f in store.partition_files("sessions", run_id) for row in pq.read_table(out / f["path"]).to_pylist()]
+    rows = [row for f in store.partition_files("sessions", run_id)
+            for row in pq.read_table(out / f["path"]).to_pylist()]
     return sorted(rows, key=lambda row: (row["system"], row["first_shoe"], row["first_round"]))
 
 

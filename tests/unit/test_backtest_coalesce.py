@@ -84,8 +84,9 @@ def test_play_sessions_is_play_session_session_after_session():
     for index, start in enumerate(sessions["start"].tolist()):
         result = play_session(system, rounds[start:])
         assert ENDINGS[sessions["ended"][index]] == result.ended
-        assert sessions["end_bankroll"][index] == result.end * 100 and sessions["wagered"][index] == result.wagered * 100
-        assert sessions["wagered_player"][index] == sessions["wagered"][index] and sessions["wagered_banker"][index] == 0
+        assert sessions["end_bankroll"][index] == result.end * 100
+        assert int(sessions["wagered"][index]) == result.wagered * 100 == int(sessions["wagered_player"][index])
+        assert sessions["wagered_banker"][index] == 0
         after = [sessions[f"bankroll_after_{n}"][index] for n in CHECKPOINTS]
         assert after == [value * 100 for value in result.after]
     assert ENDINGS[sessions["ended"][-1]] == "incomplete" and not sessions["complete"][-1]
