@@ -13,11 +13,17 @@ from dataclasses import dataclass
 from decimal import Decimal
 from math import ceil
 
+import numpy as np
+
+from pipeline.errors import BaccaratError
 from pipeline.systems import DERIVED_ROADS, Chooser, Progression, System
 
 OPPOSITE = {"banker": "player", "player": "banker"}
 SIDE_OF = {"B": "banker", "P": "player"}
 ENDINGS = ("goal", "ruin", "stop_loss", "max_rounds", "shoe_end", "incomplete")
+CHECKPOINTS = (10, 25, 50, 100, 250, 500, 1000)  # the sessions table's bankroll_after_N columns
+WINNER_CODES = "BPT"  # play_sessions' winners: 0 Banker, 1 Player, 2 tie (docs/rules.md)
+CENTS = 100
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,10 @@ class SessionResult:
     stakes: int  # bets placed
     wagered: Decimal
     max_drawdown: Decimal  # the largest fall of the bankroll from its highest point so far
-    ended: str  # goal, ruin, stop_loss, max_rounds, shoe_end, or incomplete (the rounds ran out first)
+    ended: str  # one of ENDINGS: incomplete when the rounds ran out first
     table_max_hits: int
+    wagered_on: Mapping[str, Decimal]  # the part of wagered staked on each bet kind staked on
+    after: tuple[Decimal, ...]  # the bankroll after each of CHECKPOINTS rounds consumed (the end one if fewer)
 
     @property
     def net(self) -> Decimal:
@@ -162,11 +170,13 @@ class _Bankroll:
         self.money = self.peak = start
         self.max_drawdown = Decimal(0)
         self.wagered = Decimal(0)
+        self.wagered_on: dict[str, Decimal] = {}
         self.stakes = 0
 
-    def settle(self, stake: Decimal, net: Decimal) -> None:
+    def settle(self, kind: str, stake: Decimal, net: Decimal) -> None:
         self.money += stake * net
         self.wagered += stake
+        self.wagered_on[kind] = self.wagered_on.get(kind, Decimal(0)) + stake
         self.stakes += 1
         self.peak = max(self.peak, self.money)
         self.max_drawdown = max(self.max_drawdown, self.peak - self.money)
@@ -206,6 +216,7 @@ def play_session(system: System, rounds: Iterable[Round]) -> SessionResult:
     used = counted = hits = 0  # rounds consumed; rounds towards max_rounds; stakes above the table maximum
     shoe = None
     ended = "incomplete"
+    after = {}
     for played in rounds:
         if shoe is not None and played.shoe != shoe:
             if not system.session.span_shoes:
@@ -217,15 +228,80 @@ def play_session(system: System, rounds: Iterable[Round]) -> SessionResult:
         stake, hit = _stake(system, stakes, bankroll.money)
         hits += hit
         net = played.nets[kind]
-        bankroll.settle(stake, net)
+        bankroll.settle(kind, stake, net)
         if net:
             stakes.settle(net > 0, stake * net / system.unit)
         road.add(played.winner)
         used += 1
+        if used in CHECKPOINTS:
+            after[used] = bankroll.money
         counted += played.winner != "T" or system.session.ties_count
         ending = _ending(system, bankroll, counted)
         if ending is not None:
             ended = ending
             break
     return SessionResult(system.session.bankroll, bankroll.money, used, bankroll.stakes, bankroll.wagered,
-                         bankroll.max_drawdown, ended, hits)
+                         bankroll.max_drawdown, ended, hits, bankroll.wagered_on,
+                         tuple(after.get(rounds, bankroll.money) for rounds in CHECKPOINTS))
+
+
+def check_exact_cents(system: System, nets: Iterable[int]) -> None:
+    """Refuse, in one line, a system whose stake in cents times a net in hundredths of a unit (each of
+    `nets`) is not a whole number of cents: play_sessions' money would not be exact. Every stake is a
+    whole number of units, or the table maximum for a progression that stays there."""
+    stakes = {int(system.unit * CENTS)} | ({int(system.table.maximum * CENTS)}
+                                           if system.progression.at_max == "stay" else set())
+    for net in sorted(set(nets)):
+        for stake in sorted(stakes):
+            if stake * net % CENTS:
+                raise BaccaratError(f"system {system.name!r}: a stake of {Decimal(stake).scaleb(-2)} at a net of "
+                                    f"{Decimal(net).scaleb(-2)} a unit is not a whole number of cents")
+
+
+def _rounds_from(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: Mapping[str, np.ndarray],
+                 start: int) -> Iterable[Round]:
+    """play_sessions' arrays as Rounds, from index `start` on, built as play_session asks for them."""
+    columns = {kind: nets[kind] for kind in system.sides}
+    for index in range(start, len(shoe_ids)):
+        yield Round(int(shoe_ids[index]), WINNER_CODES[winners[index]],
+                    {kind: Decimal(int(column[index])).scaleb(-2) for kind, column in columns.items()})
+
+
+def _cents(values: Iterable[Decimal]) -> np.ndarray:
+    return np.array([int(value * CENTS) for value in values], dtype=np.int64)
+
+
+def _session_arrays(starts: list[int], results: list[SessionResult]) -> dict[str, np.ndarray]:
+    """play_sessions' result: one entry per session, money in cents."""
+    columns = {"start": np.array(starts, dtype=np.int64)}
+    for name in ("rounds", "stakes", "table_max_hits"):
+        columns[name] = np.array([getattr(r, name) for r in results], dtype=np.int64)
+    columns |= {"start_bankroll": _cents(r.start for r in results), "end_bankroll": _cents(r.end for r in results),
+                "wagered": _cents(r.wagered for r in results),
+                "max_drawdown": _cents(r.max_drawdown for r in results)}
+    for side in ("banker", "player"):
+        columns[f"wagered_{side}"] = _cents(r.wagered_on.get(side, Decimal(0)) for r in results)
+    for position, rounds in enumerate(CHECKPOINTS):
+        columns[f"bankroll_after_{rounds}"] = _cents(r.after[position] for r in results)
+    columns["complete"] = np.array([r.ended != "incomplete" for r in results], dtype=bool)
+    columns["ended"] = np.array([ENDINGS.index(r.ended) for r in results], dtype=np.int8)
+    return columns
+
+
+def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: Mapping[str, np.ndarray],
+                  first: int, stop: int) -> dict[str, np.ndarray]:
+    """Consecutive sessions of `system` over rounds given as arrays (whole shoes in run order): the first
+    from index `first`, each next one from the round after the last its predecessor consumed, until one
+    would start at or after `stop` (or the arrays' end). winners: 0 Banker, 1 Player, 2 tie; nets: each
+    bet kind's net of one unit in hundredths. One entry per session, money in cents, `ended` an index
+    into ENDINGS. The reference: play_session, in exact decimals, session after session."""
+    check_exact_cents(system, (int(net) for kind in system.sides for net in np.unique(nets[kind])))
+    stop = min(stop, len(shoe_ids))
+    starts, results = [], []
+    start = first
+    while start < stop:
+        result = play_session(system, _rounds_from(system, shoe_ids, winners, nets, start))
+        starts.append(start)
+        results.append(result)
+        start += result.rounds
+    return _session_arrays(starts, results)

@@ -227,6 +227,14 @@ def read_committed_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
         raise BaccaratError(f"the rule set of run {run_id!r} is malformed ({error})".splitlines()[0]) from None
 
 
+def shoe_rows(store: Store, run: RunRecord, table: str, columns: list[str], first: int, last: int) -> pa.Table:
+    """The rows of shoes [first, last) of one of the run's tables, from the committed files that hold them."""
+    parts = [pq.read_table(store.fs_path(f.path), filesystem=store.filesystem, columns=columns,
+                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)])
+             for f in run.files_over(table, first, last)]
+    return pa.concat_tables(parts)
+
+
 def committed_runs(store: Store, table: str = "rounds") -> list[str]:
     """Run ids with a row in `runs` whose rows are in `table` (rounds: one-hand runs), sorted; runs
     without a row do not exist."""

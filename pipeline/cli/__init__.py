@@ -6,7 +6,7 @@ from pipeline.cli import analytics, exact, jobs, store
 from pipeline.cli.app import app, console, main
 
 # In the order `baccarat --help` lists them.
-for _command in (exact.odds, exact.solve, jobs.simulate, jobs.composition, analytics.marts, analytics.roads,
+for _command in (exact.odds, exact.solve, jobs.simulate, jobs.composition, jobs.backtest, analytics.marts, analytics.roads,
                  analytics.report, jobs.run):
     app.command()(_command)
 app.command(context_settings={"ignore_unknown_options": True})(analytics.sql)  # "-- a comment\nSELECT 1" is a query

@@ -1,4 +1,4 @@
-"""The Spark jobs: simulate, composition and run (the whole pipeline), with progress for people."""
+"""The Spark jobs: simulate, composition, backtest and run (the whole pipeline), with progress for people."""
 
 import functools
 import shlex
@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from decimal import Decimal
 from typing import Annotated
 
 import typer
@@ -30,6 +31,7 @@ from pipeline.jobs import already_committed, run_job
 from pipeline.repair import repair_data_tables, repair_logs
 from pipeline.marts.engines import Engine
 from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES
+from pipeline.render import TextTable, show
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.runs import RunRecord, check_run_id, read_run
 from pipeline.spark import spark_session
@@ -258,6 +260,55 @@ def composition(
           f"{count(result['rounds'], 'round')}, {count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
           f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
           f"{', '.join(result['counts']) or 'none'}")
+
+
+def backtest(
+    run_id: Annotated[str, typer.Option(help="The committed run whose rounds the systems play.")],
+    systems: Annotated[list[str], typer.Option(
+        metavar="NAME,...", help="Betting systems: names in conf/systems or paths of .yaml files (the option "
+        "repeated, or names separated by commas).")],
+    bankroll: Annotated[str | None, typer.Option(
+        metavar="AMOUNT", help="Each session's bankroll, in place of each system's.")] = None,
+    goal: Annotated[str | None, typer.Option(metavar="AMOUNT", help="Stop once the bankroll has won this much.")] = None,
+    stop_loss: Annotated[str | None, typer.Option(
+        metavar="AMOUNT", help="Stop once the bankroll has lost this much.")] = None,
+    max_rounds: Annotated[int | None, typer.Option(help="Stop after this many rounds.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    master: MasterOption = None,
+    partitions: Annotated[int | None, typer.Option(
+        min=1, max=MAX_PARTITIONS, help="Tasks, and files (at most 1,000,000).")] = None,
+) -> None:
+    """Play betting systems over every round of a committed run, session after session in run order,
+    each from a fresh bankroll: the Delta table OUT/sessions, in place of the run's earlier sessions."""
+    from pipeline.backtest import job as backtest_job
+
+    names = [name.strip() for given in systems for name in given.split(",") if name.strip()]
+    session = {"bankroll": bankroll, "goal": goal, "stop_loss": stop_loss, "max_rounds": max_rounds}
+    plan = backtest_job.plan_for(out.check_readable(), check_run_id(run_id), names, session, partitions)
+    out.check_writable()
+    for line in repair_logs(out, [backtest_job.SESSIONS]):
+        print(f"{line}: backtest the other runs it held again")
+    if already_committed(plan, overwrite=False):
+        print(f"sessions of run {run_id!r} are already committed for these systems in {out}: nothing to do")
+        return
+    started = time.monotonic()
+    result = _run_on_spark(plan, master, f"backtest {run_id}", plan.shoes, backtest_job.default_partitions)
+    show(_sessions_table(run_id, result["summaries"]))
+    print(f"committed sessions of run {run_id!r}: {count(result['sessions'], 'session')}, "
+          f"{count(len(result['files']), 'file')} in {time.monotonic() - started:.1f} s; version {result['version']} "
+          f"of {out.location(backtest_job.SESSIONS)}")
+
+
+def _sessions_table(run_id: str, summaries: dict[str, dict]) -> TextTable:
+    """One line per system: its sessions by how they ended, and the net per unit wagered of the complete ones."""
+    from pipeline.play import ENDINGS
+
+    table = TextTable(f"sessions over run {run_id!r}", ("system", "sessions", *ENDINGS, "net / wagered"),
+                      left=frozenset({"system"}))
+    for name, summary in summaries.items():
+        edge = f"{Decimal(summary['net']) / summary['wagered']:.4%}" if summary["wagered"] else "-"
+        table.add(name, f"{sum(summary['endings']):,}", *(f"{n:,}" for n in summary["endings"]), edge)
+    return table
 
 
 def run(

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.bets import BET_KINDS
 from pipeline.composition.counts import CountSystem, count_systems_for
@@ -18,7 +17,7 @@ from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
 from pipeline.jobs import Written, content_key, new_tag
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import RunRecord, check_run, read_committed_run
+from pipeline.runs import RunRecord, check_run, read_committed_run, shoe_rows
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
@@ -91,14 +90,6 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     return Plan(run, rule_set, shoes or run.shoes, systems, out, partitions)
 
 
-def _shoe_rows(plan: Plan, table: str, columns: tuple[str, ...], first: int, last: int) -> pa.Table:
-    """The rows of shoes [first, last) of one of the run's tables, from the committed files that hold them."""
-    parts = [pq.read_table(plan.out.fs_path(f.path), filesystem=plan.out.filesystem, columns=list(columns),
-                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)])
-             for f in plan.run.files_over(table, first, last)]
-    return pa.concat_tables(parts)
-
-
 def round_ev_rows(plan: Plan, rounds: pa.Table, shoes: pa.Table) -> pa.Table:
     """The round_ev rows of some whole shoes, as the contract orders them."""
     unseen = unseen_compositions(rounds, shoes, plan.rule_set.decks)
@@ -122,8 +113,8 @@ def write_range(plan: Plan, first: int, last: int,
     def batches():
         for start in range(first, last, SHOES_PER_BATCH):
             stop = min(start + SHOES_PER_BATCH, last)
-            yield stop - first, (round_ev_rows(plan, _shoe_rows(plan, "rounds", ROUND_COLUMNS, start, stop),
-                                               _shoe_rows(plan, "shoes", SHOE_COLUMNS, start, stop)),)
+            yield stop - first, (round_ev_rows(plan, shoe_rows(plan.out, plan.run, "rounds", list(ROUND_COLUMNS), start, stop),
+                                               shoe_rows(plan.out, plan.run, "shoes", list(SHOE_COLUMNS), start, stop)),)
 
     name = part_name(first, last, content_key(plan.parameters()))
     files = write_files(plan.out, plan.run_id, name, plan.job, plan.tables, batches(), report_batch,

@@ -16,7 +16,7 @@ FLOORS = {
     "pipeline.rule_sets": 3, "pipeline.spark": 3, "pipeline.systems": 3,
     "pipeline.tasks": 4, "pipeline.runs": 4, "pipeline.repair": 4, "pipeline.jobs": 4,
     "pipeline.exact": 5, "pipeline.games": 5, "pipeline.risk": 5, "pipeline.play": 5, "pipeline.session_kernel": 5,
-    "pipeline.simulate": 6, "pipeline.composition": 6,
+    "pipeline.simulate": 6, "pipeline.composition": 6, "pipeline.backtest": 6,
     "pipeline.marts": 7,
     "pipeline.report": 8, "pipeline.dictionary": 8,  # documents: the dashboard, the data dictionary,
     "pipeline.doc_check": 8,  # and the check of every document

@@ -1,0 +1,180 @@
+"""The backtest job and `baccarat backtest`: its sessions rows are play_session applied session after
+session over the whole run's rounds (recomputed here from the committed rounds, sharing nothing with
+the job but play_session), whatever the partitioning, a retried task or a rerun."""
+
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from decimal import Decimal
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from cli_process import baccarat, one_line_refusal
+from spark_jobs import read_table, simulate
+from test_faults import environment, injected
+
+from pipeline.backtest import job as backtest_job
+from pipeline.config_files import resource
+from pipeline.jobs import run_job
+from pipeline.play import CHECKPOINTS, Round, play_session
+from pipeline.storage import Store
+from pipeline.tasks import shoe_ranges
+
+RUN = "bt"
+SHOES = 120
+SESSION = {"bankroll": "100", "goal": "30", "max_rounds": 40}  # short sessions: chains meet soon
+SYSTEMS = ["flat_banker", "martingale_player_32", "paroli_player", "big_road_column"]
+PER_SHOE = "flat_player_per_shoe"
+
+
+@pytest.fixture(scope="module")
+def backtested(spark, tmp_path_factory):
+    """A committed run, a system whose sessions may not span shoes, and the job's plan over both."""
+    out = tmp_path_factory.mktemp("backtest") / "data"
+    simulate(spark, out, seed=21, shoes=SHOES, partitions=2, run_id=RUN)
+    document = yaml.safe_load(resource("conf", "systems", "flat_player.yaml").read_text())
+    document["name"], document["session"]["span_shoes"] = PER_SHOE, False
+    per_shoe = out.parent / f"{PER_SHOE}.yaml"
+    per_shoe.write_text(yaml.safe_dump(document))
+    plan = backtest_job.plan_for(Store.parse(str(out)), RUN, [*SYSTEMS, str(per_shoe)], SESSION, partitions=7)
+    return out, plan
+
+
+def committed_sessions(out, run_id: str = RUN) -> list[dict]:
+    store = Store.parse(str(out))
+    rows = [row for f in store.partition_files("sessions", run_id)
+            for row in pq.read_table(out / f["path"]).to_pylist()]
+    return sorted(rows, key=lambda row: (row["system"], row["first_shoe"], row["first_round"]))
+
+
+def reference(out, plan) -> tuple[list[dict], dict]:
+    """Each system's sessions by play_session, one after another over every round of the run in order,
+    as the table's rows; and each session's last shoe, by (system, first_shoe, first_round)."""
+    rounds = read_table(out, RUN, "rounds").sort(["shoe_id", "round"]).to_dicts()
+    rows, last_shoes = [], {}
+    for system in plan.systems:
+        played = [Round(r["shoe_id"], r["outcome"], {kind: r[f"net_{kind}"] for kind in system.sides}) for r in rounds]
+        position = 0
+        while position < len(played):
+            result = play_session(system, played[position:])
+            first = rounds[position]
+            key = (system.name, first["shoe_id"], first["round"])
+            last_shoes[key] = rounds[position + result.rounds - 1]["shoe_id"]
+            rows.append(_row(key, result))
+            position += result.rounds
+    return sorted(rows, key=lambda row: (row["system"], row["first_shoe"], row["first_round"])), last_shoes
+
+
+def _row(key: tuple, result) -> dict:
+    complete = result.ended != "incomplete"
+    return {"system": key[0], "first_shoe": key[1], "first_round": key[2], "start_bankroll": result.start,
+            "end_bankroll": result.end, "net": result.net, "wagered": result.wagered,
+            "wagered_banker": result.wagered_on.get("banker", Decimal(0)),
+            "wagered_player": result.wagered_on.get("player", Decimal(0)), "rounds": result.rounds,
+            "stakes": result.stakes, "max_drawdown": result.max_drawdown, "ended": result.ended,
+            "table_max_hits": result.table_max_hits,
+            **{f"bankroll_after_{n}": value if complete else None for n, value in zip(CHECKPOINTS, result.after)}}
+
+
+def test_sessions_are_play_session_over_the_whole_run_whatever_the_partitions(spark, backtested):
+    out, plan = backtested
+    expected, last_shoes = reference(out, plan)
+    for partitions in (7, 3, 1):
+        run_job(spark, replace(plan, partitions=partitions))
+        assert committed_sessions(out) == expected, partitions
+    boundaries = [first for first, _ in shoe_ranges(SHOES, 7)][1:]
+    straddling = [key for key, last in last_shoes.items() if any(key[1] < b <= last for b in boundaries)]
+    assert any(key[0] != PER_SHOE for key in straddling)  # a session began in one task's range, ended in the next
+    endings = {row["ended"] for row in expected}
+    assert {"goal", "max_rounds", "shoe_end", "incomplete"} <= endings
+    assert all(row["ended"] == "incomplete" for row in expected if row["bankroll_after_10"] is None)
+
+
+def test_the_last_session_of_each_system_is_incomplete_and_out_of_the_summary(spark, backtested, cli):
+    out, _ = backtested
+    status, printed, err = cli("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker,paroli_player",
+                               "--bankroll", "100", "--goal", "30", "--max-rounds", 40, "--partitions", 2)
+    assert status == 0 and err == "", err
+    rows = committed_sessions(out)
+    assert {row["system"] for row in rows} == {"flat_banker", "paroli_player"}  # the run's earlier rows are replaced
+    for system in ("flat_banker", "paroli_player"):
+        mine = [row for row in rows if row["system"] == system]
+        assert mine[-1]["ended"] == "incomplete" and all(row["ended"] != "incomplete" for row in mine[:-1])
+        complete = [row for row in mine if row["ended"] != "incomplete"]
+        line = next(line for line in printed.splitlines() if line.startswith(system))
+        assert line.split()[1] == f"{len(mine):,}" and line.split()[-2] == "1"  # sessions; incomplete
+        edge = sum(row["net"] for row in complete) / sum(row["wagered"] for row in complete)
+        assert line.split()[-1] == f"{edge:.4%}"
+    assert f"committed sessions of run {RUN!r}: {len(rows):,} sessions" in printed
+
+
+def test_a_rerun_is_nothing_to_do_and_adds_no_version(backtested, cli):
+    out, _ = backtested
+    args = ("backtest", "--run-id", RUN, "--out", out, "--systems", "martingale_player_32", "--bankroll", "100",
+            "--goal", "30", "--max-rounds", 40)
+    assert cli(*args)[0] == 0
+    version = Store.parse(str(out)).delta_table("sessions").version()
+    status, printed, err = cli(*args, "--partitions", 5)
+    assert status == 0 and err == "" and "nothing to do" in printed
+    assert Store.parse(str(out)).delta_table("sessions").version() == version
+
+
+@pytest.mark.slow
+def test_a_task_failing_its_first_attempt_changes_nothing_and_the_retry_gives_the_same_rows(spark, backtested,
+                                                                                           tmp_path):
+    """Every task raises mid-write on its attempt 0 (tests/seams/sitecustomize.py); local[2,2] retries it."""
+    out, plan = backtested
+    run_job(spark, replace(plan, systems=plan.systems[:2], partitions=2))
+    expected = committed_sessions(out)
+    run_job(spark, replace(plan, systems=plan.systems[2:3], partitions=2))  # other rows, so the command has work
+    store = Store.parse(str(out))
+    version = store.delta_table("sessions").version()
+    logs = tmp_path / "logs"
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "backtest", "--run-id", RUN, "--out", str(out), "--systems",
+         ",".join(SYSTEMS[:2]), "--bankroll", "100", "--goal", "30", "--max-rounds", "40", "--master", "local[2,2]",
+         "--partitions", "3"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env=environment(BACCARAT_LOG_DIR=str(logs), **injected("first-attempt")))
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-3000:]
+    [log] = logs.iterdir()
+    assert len(set(re.findall(r"injected fault: first attempt of the task for shoes (\d+-\d+)", log.read_text()))) == 3
+    assert committed_sessions(out) == expected and store.delta_table("sessions").version() == version + 1
+    folder = out / "sessions" / f"run_id={RUN}"
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(".") or ".tmp" in p.name]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--run-id", "nope", "--systems", "flat_banker"], "nope"),
+    (["--run-id", RUN, "--systems", "no_such_system"], "no_such_system"),
+    (["--run-id", RUN, "--systems", "flat_banker", "--goal", "0"], "goal"),
+    (["--run-id", RUN, "--systems", "flat_banker", "--bankroll", "5"], "cannot cover one stake"),
+    (["--run-id", RUN, "--systems", "flat_banker,flat_banker"], "given twice"),
+    (["--run-id", RUN, "--systems", ","], "names no system"),
+    (["--run-id", RUN, "--systems", "flat_banker", "--max-rounds", "0"], "max_rounds"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(backtested, tmp_path, args, message):
+    out, _ = backtested
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    done = baccarat(["backtest", "--out", str(out), *args], tmp_path)
+    one_line_refusal(done.returncode, done.stdout, done.stderr, message)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"colour": "red"}, "colour"),
+    ({"unit": "-10"}, "unit"),
+    ({"table": {"minimum": "1", "maximum": "5"}}, "table maximum 5 is below the unit 10"),
+    ({"session": {"bankroll": "1000", "goal": "200"}, "unit": "10", "table": {"minimum": "10", "maximum": "5000"},
+      "progression": {"kind": "flat"}, "name": "unbounded"}, "max_rounds"),
+])
+def test_a_bad_system_file_is_one_line_and_writes_nothing(backtested, tmp_path, changes, message):
+    out, _ = backtested
+    document = yaml.safe_load(resource("conf", "systems", "flat_banker.yaml").read_text()) | changes
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(document))
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    done = baccarat(["backtest", "--out", str(out), "--run-id", RUN, "--systems", str(path)], tmp_path)
+    one_line_refusal(done.returncode, done.stdout, done.stderr, message)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
