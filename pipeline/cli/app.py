@@ -97,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stdout is not stdout:  # typer's answer to a closed pipe (EPIPE): stdout swapped, exit 1
             return READER_GONE
         raise
+    except OSError as error:  # what no command words itself, such as output to a full disk (`> /dev/full`)
+        where = f": {error.filename}" if error.filename else ""
+        print(f"error: {error.strerror or error}{where}", file=sys.stderr)
+        return 1
     if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
         print("error: interrupted", file=sys.stderr)
     return result if isinstance(result, int) else 0
@@ -112,6 +116,8 @@ def console() -> None:
             stream.flush()
         except BrokenPipeError:  # the reader stopped reading (`| head`): nothing left to say
             status = status or READER_GONE
-        except OSError:
+        except OSError as error:  # the output's last bytes cannot be written (a full disk)
+            if stream is sys.stdout and not status:
+                print(f"error: {error.strerror or error}", file=sys.stderr)
             status = status or 1
     os._exit(status)
