@@ -10,7 +10,8 @@ from pipeline.marts.bounds import ENVIRONMENT, MAX_THREADS, Bounds
 
 def test_sql_threads_100000_ran_for_minutes_before_its_query(cli, tmp_path):
     status, out, err = cli("sql", "--warehouse", tmp_path / "warehouse.duckdb", "--threads", "100000", "SELECT 1")
-    assert (status, out, err) == (2, "", f"error: threads ({ENVIRONMENT['threads']}) must be at most 256, not 100,000\n")
+    assert (status, out) == (2, "")
+    assert err == f"error: threads ({ENVIRONMENT['threads']}) must be at most 256, not 100,000\n"
 
 
 def test_threads_from_the_environment_have_the_same_bound(monkeypatch):
