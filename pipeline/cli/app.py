@@ -71,6 +71,7 @@ def _commands() -> None:
 
 
 INTERRUPTED = 130
+DUCKDB_INTERRUPTED = "Query interrupted"  # the RuntimeError's message (DuckDB 2.0)
 READER_GONE = 141  # 128 + SIGPIPE: a shell's status for a command whose reader closed the pipe first
 
 
@@ -85,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as done:
         return done.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        print("error: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted()
+    except RuntimeError as error:  # DuckDB's answer to a Ctrl-C during a query on the main thread
+        if str(error) != DUCKDB_INTERRUPTED:
+            raise
+        return _interrupted()
     except typer.TyperException as error:  # bad arguments, as click words them
         print(f"error: {error.format_message()}", file=sys.stderr)
         return 2
@@ -97,9 +101,18 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stdout is not stdout:  # typer's answer to a closed pipe (EPIPE): stdout swapped, exit 1
             return READER_GONE
         raise
+    except OSError as error:  # what no command words itself, such as output to a full disk (`> /dev/full`)
+        where = f": {error.filename}" if error.filename else ""
+        print(f"error: {error.strerror or error}{where}", file=sys.stderr)
+        return 1
     if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
-        print("error: interrupted", file=sys.stderr)
+        return _interrupted()
     return result if isinstance(result, int) else 0
+
+
+def _interrupted() -> int:
+    print("error: interrupted", file=sys.stderr)
+    return INTERRUPTED
 
 
 def console() -> None:
@@ -112,6 +125,8 @@ def console() -> None:
             stream.flush()
         except BrokenPipeError:  # the reader stopped reading (`| head`): nothing left to say
             status = status or READER_GONE
-        except OSError:
+        except OSError as error:  # the output's last bytes cannot be written (a full disk)
+            if stream is sys.stdout and not status:
+                print(f"error: {error.strerror or error}", file=sys.stderr)
             status = status or 1
     os._exit(status)

@@ -25,6 +25,7 @@ ENVIRONMENT = {"timeout": "BACCARAT_SQL_TIMEOUT", "memory_limit": "BACCARAT_SQL_
                "max_temp_directory_size": "BACCARAT_SQL_MAX_TEMP_DIRECTORY_SIZE"}
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+MAX_THREADS = 256  # DuckDB starts each thread with the connection: 100,000 took many minutes to open
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
@@ -43,6 +44,12 @@ def _positive(text: str, name: str, kind: type) -> int | float:
         value = 0
     if not value > 0:
         raise BaccaratError(f"{name} must be a positive {'whole ' if kind is int else ''}number, not {text!r}")
+    return value
+
+
+def _at_most(value: int, most: int, name: str) -> int:
+    if value > most:
+        raise BaccaratError(f"{name} must be at most {most:,}, not {value:,}")
     return value
 
 
@@ -127,5 +134,5 @@ def _parsed(name: str, value):
     if name == "timeout":
         return _positive(value, f"the timeout in seconds ({variable})", float)
     if name == "threads":
-        return _positive(value, f"threads ({variable})", int)
+        return _at_most(_positive(value, f"threads ({variable})", int), MAX_THREADS, f"threads ({variable})")
     return Path(value)

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import duckdb
 
@@ -61,12 +61,28 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
     if sys.stdout.isatty():
         result.show(max_width=200, max_rows=200)
         return
-    batches = iter(result.to_arrow_reader(ROWS_PER_FETCH))
+    batches = _batches(result.to_arrow_reader(ROWS_PER_FETCH))
     first = next(batches, None)  # a query that fails on its first rows prints nothing
     writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
     writer.writerow(result.columns)
     for batch in itertools.chain([first] if first is not None else [], batches):
         writer.writerows(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
+
+
+def _batches(reader) -> Iterator:
+    """The reader's record batches. A query that fails (is interrupted, runs out of memory, meets a damaged
+    file) after its first batch reaches Python through Arrow's stream as a bare OSError carrying DuckDB's
+    message: it is raised as DuckDB's error again, so that it ends like one that fails at the start."""
+    while True:
+        try:
+            batch = next(reader)
+        except StopIteration:
+            return
+        except OSError as error:
+            message = str(error)
+            failure = duckdb.InterruptException if message.startswith("INTERRUPT Error") else duckdb.Error
+            raise failure(message) from None
+        yield batch
 
 
 def _plain(value):

@@ -76,6 +76,8 @@ class Layout:
             folder = Path(self.uri)
             if folder.exists() and not folder.is_dir():
                 raise BaccaratError(f"output path {folder} is a file, not a folder")
+            if file := next((parent for parent in folder.parents if parent.is_file()), None):
+                raise BaccaratError(f"output path {folder} is inside {file}, a file, not a folder")
         probe = self.fs_path(f"_write-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         with self._errors("is not writable"):
             if self.is_local:

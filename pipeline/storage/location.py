@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -22,6 +22,7 @@ OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
 WAREHOUSE = "warehouse.duckdb"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _S3_TIMEOUTS = {"connect_timeout": 5, "request_timeout": 60}
 # The variables each store's settings and credentials come from (see _s3_settings and _aws_environment).
 _SETTINGS_VARIABLES = {
@@ -39,10 +40,10 @@ def parse_location(text: str) -> str:
         raise BaccaratError("the output location is empty")
     match = _SCHEME.match(text)
     if match is None:
-        return str(Path(text).expanduser().absolute())
+        return _local_folder(Path(text).expanduser().absolute())
     scheme = match[1].lower()
     if scheme == "file" and text.startswith("file:///"):
-        return str(Path(urlparse(text).path).absolute())
+        return _local_folder(Path(unquote(urlparse(text).path)).absolute())
     if scheme not in OBJECT_STORE_SCHEMES:
         raise BaccaratError(
             f"{text!r}: unknown scheme {scheme + ':'!r}; use a local folder or s3://, gs://, az://, "
@@ -59,6 +60,15 @@ def parse_location(text: str) -> str:
     if scheme in ("s3", "gs") and not _BUCKET.match(bucket):
         raise BaccaratError(f"{text!r}: {bucket!r} is not a valid bucket name")
     return f"{scheme}://{parsed.netloc}" + (f"/{prefix}" if prefix else "")
+
+
+def _local_folder(path: Path) -> str:
+    """A local folder's absolute path; deltalake would read a '%' with two hex digits in it ('%20') as an
+    escaped character and commit to another folder than the one its files are in, so such a path is refused."""
+    if _ESCAPE.search(str(path)):
+        raise BaccaratError(f"{str(path)!r}: a local folder whose path holds '%' and two hex digits cannot hold "
+                            "Delta tables (deltalake reads them as an escaped character): choose another folder")
+    return str(path)
 
 
 @dataclass(frozen=True)

@@ -31,3 +31,26 @@ def test_console_runs_the_command_when_not_interrupted():
                            "roads", "--outcomes", "BP", "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith('{"bead_plate": [{"outcome": "B"')
+
+
+# A command whose DuckDB query, on the main thread as `baccarat marts` runs its queries, meets a real SIGINT.
+INTERRUPT_DURING_A_DUCKDB_QUERY = """
+import os, signal, sys, threading
+import duckdb
+from pipeline.cli.app import app, main
+
+@app.command("endless-query")
+def endless_query():
+    threading.Timer(1, os.kill, (os.getpid(), signal.SIGINT)).start()
+    duckdb.connect().execute("CREATE TEMP TABLE t AS SELECT count(*) FROM range(1000000) a, range(1000000) b")
+
+sys.exit(main(["endless-query"]))
+"""
+
+
+def test_ctrl_c_during_a_duckdb_query_was_a_runtime_error_traceback():
+    """DuckDB turns the Ctrl-C into RuntimeError('Query interrupted'): `baccarat marts` ended in its traceback
+    with status 1. It is one line and 130, as a Ctrl-C anywhere else."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_A_DUCKDB_QUERY], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")

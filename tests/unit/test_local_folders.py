@@ -1,0 +1,40 @@
+"""A local OUT whose path holds a percent escape (`da%20ta`): deltalake read it as `da ta`, so a simulate
+dealt every shoe, wrote its files under `da%20ta` and then failed to commit (exit 1), leaving a stray
+commit behind. Such a folder is refused in one line before anything is written; a file:// URI's escapes
+are decoded as RFC 8089 has them. A local OUT inside a file is bad input too."""
+
+import pytest
+
+from pipeline.errors import BaccaratError
+from pipeline.storage import Store
+
+
+def test_a_local_folder_with_a_percent_escape_was_committed_elsewhere(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = cli("simulate", "--shoes", "5", "--seed", "1", "--out", "da%20ta")
+    assert (status, out, err.count("\n")) == (2, "", 1) and "two hex digits" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["/tmp/da%20ta", "/tmp/a%2Fb/data", "file:///tmp/da%2520ta"])
+def test_percent_escapes_in_a_local_path_are_refused(text):
+    with pytest.raises(BaccaratError, match="two hex digits") as error:
+        Store.parse(text)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("text", "path"), [
+    ("/tmp/50%", "/tmp/50%"),
+    ("/tmp/a%zz b#é", "/tmp/a%zz b#é"),
+    ("file:///tmp/da%20ta", "/tmp/da ta"),
+])
+def test_other_percent_signs_and_file_uris_escapes_are_kept(text, path):
+    assert Store.parse(text).uri == path
+
+
+def test_an_out_inside_a_file_was_a_failure_of_the_world(cli, tmp_path):
+    """`--out FILE/sub` ended in status 1 ("not writable: Not a directory"): it is bad input, 2, in one line."""
+    (tmp_path / "afile").write_text("")
+    status, out, err = cli("simulate", "--shoes", "5", "--seed", "1", "--out", tmp_path / "afile" / "sub")
+    assert (status, out) == (2, "")
+    assert err == f"error: output path {tmp_path}/afile/sub is inside {tmp_path}/afile, a file, not a folder\n"

@@ -1,0 +1,38 @@
+"""A query of `baccarat sql` stopped after its first rows were written (`> file`, `| less`): the timeout
+or a Ctrl-C reached Python through Arrow's stream as a bare OSError, and the command ended in a traceback
+with status 1. It ends as a query stopped before its first row does: one line, or the interrupt."""
+
+import os
+import signal
+import threading
+
+import duckdb
+import pytest
+
+from pipeline.errors import BaccaratError
+from pipeline.marts import shell
+from pipeline.marts.bounds import Bounds
+
+ENDLESS_ROWS = "SELECT a.range AS a, b.range AS b FROM range(1000000) a, range(1000000) b"
+
+
+def test_a_query_stopped_by_its_timeout_while_its_rows_stream_was_a_traceback(capsys):
+    con = duckdb.connect()
+    with pytest.raises(BaccaratError, match=r"stopped after 2 s, the statement timeout"):
+        shell.run_one(con, Bounds(timeout=2), ENDLESS_ROWS)
+    assert capsys.readouterr().out.startswith("a\tb\n0\t0\n")  # rows had been written
+    assert con.sql("SELECT 6 * 7").fetchall() == [(42,)]  # the connection stays usable
+
+
+def test_a_query_interrupted_while_its_rows_stream_was_a_traceback(capsys):
+    con = duckdb.connect()
+    threading.Timer(2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        shell.run_one(con, Bounds(timeout=60), ENDLESS_ROWS)
+    assert capsys.readouterr().out.startswith("a\tb\n")
+
+
+def test_a_query_that_fails_while_its_rows_stream_is_one_line(capsys):
+    failing = "SELECT range, CASE WHEN range < 50000 THEN range ELSE error('bad row') END AS v FROM range(100000)"
+    with pytest.raises(BaccaratError, match="bad row"):
+        shell.run_one(duckdb.connect(), Bounds(timeout=60), failing)
