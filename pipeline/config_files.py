@@ -12,8 +12,8 @@ from pipeline.user_files import UserFile
 NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 MAX_PROBLEMS = 8
 
-# conf/ and schemas/ sit at the top of the repository; links inside the package point at them.
-_FOLDERS = {"conf": "conf", "schemas": "schemas_data"}
+# conf/, schemas/ and bi/superset/ sit at the top of the repository; links inside the package point at them.
+_FOLDERS = {"conf": "conf", "schemas": "schemas_data", "bi/superset": "bi_superset"}
 
 
 def resource(top: str, *parts: str) -> Traversable:

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from spark_jobs import simulate_with_marts
+from spark_jobs import simulate
+from superset_dashboard import chart_rows, charts, dashboards, draw_dashboard, import_bundle, render, same, spot_checks
+from test_composition_marts import compose
 
+from pipeline.cli import main
 from pipeline.storage import WAREHOUSE
 
 pytestmark = pytest.mark.slow
@@ -74,8 +77,12 @@ def wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
 
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
+    """A run with its marts, and round_ev rows for its first shoes, so advantage_by_depth has rows."""
     out = tmp_path_factory.mktemp("data")
-    return simulate_with_marts(spark, out, seed=9, shoes=20, run_id="superset")
+    simulate(spark, out, seed=9, shoes=20, run_id="superset")
+    compose(spark, out, "superset", shoes=2)
+    assert main(["marts", "--out", str(out)]) == 0
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -150,11 +157,22 @@ def sql_lab(api, database: int, sql: str) -> requests.Response:
                                                  "runAsync": False, "queryLimit": 100})
 
 
-def test_a_dataset_and_a_chart_of_the_warehouse(api, warehouse_db):
+@pytest.fixture
+def hand_made_dataset(api, warehouse_db):
+    """bet_performance as a dataset made by hand, and removed afterwards with its charts: on the recipe's
+    SQLite metadata a table name can be a dataset only once, and the dashboard's bundle has its own."""
     dataset = call(api, "POST", "dataset/",
                    {"database": warehouse_db, "schema": "main", "table_name": "bet_performance"})
     assert dataset.status_code == 201, dataset.text
-    dataset_id = dataset.json()["id"]
+    made = {"dataset": dataset.json()["id"], "charts": []}
+    yield made
+    for chart in made["charts"]:
+        assert call(api, "DELETE", f"chart/{chart}").status_code == 200
+    assert call(api, "DELETE", f"dataset/{made['dataset']}").status_code == 200
+
+
+def test_a_dataset_and_a_chart_of_the_warehouse(api, hand_made_dataset):
+    dataset_id = hand_made_dataset["dataset"]
     columns = [c["column_name"] for c in call(api, "GET", f"dataset/{dataset_id}").json()["result"]["columns"]]
     assert {"run_id", "bet", "total_net", "exact_ev"} <= set(columns)
     query = {"columns": ["bet", "total_net"], "row_limit": 100}
@@ -166,6 +184,7 @@ def test_a_dataset_and_a_chart_of_the_warehouse(api, warehouse_db):
                                      "result_format": "json", "result_type": "full"}),
     })
     assert chart.status_code == 201, chart.text
+    hand_made_dataset["charts"].append(chart.json()["id"])
     answer = call(api, "GET", f"chart/{chart.json()['id']}/data/")
     assert answer.status_code == 200, answer.text
     rows = answer.json()["result"][0]["data"]
@@ -279,3 +298,63 @@ def test_a_runaway_query_is_stopped_and_the_server_goes_on(api, data):
     assert answer.status_code >= 400 and "stopped after 5 s" in answer.text, answer.text
     assert time.monotonic() - started < 60
     assert sql_lab(api, bounded, "SELECT 42 AS answer").json()["data"] == [{"answer": 42}]
+
+
+@pytest.fixture(scope="module")
+def dashboard(api, data, tmp_path_factory) -> tuple[list[int], dict]:
+    """`baccarat bi superset-bundle` for the data's warehouse, imported through the API twice: the
+    dashboards and their charts after the first import."""
+    bundle = render(data / WAREHOUSE, tmp_path_factory.mktemp("bundle") / "bundle.zip")
+    import_bundle(api, bundle)
+    first = dashboards(api)
+    first_charts = charts(api, first[0])
+    import_bundle(api, bundle)
+    return first, first_charts
+
+
+def test_importing_the_bundle_again_overwrites_the_dashboard(api, dashboard):
+    first, first_charts = dashboard
+    assert len(first) == 1 and dashboards(api) == first
+    again = charts(api, first[0])
+    assert again == first_charts and len(again) == 8
+    assert {chart["table"] for chart in again.values()} >= {"bet_performance", "outcome_summary", "streaks",
+                                                            "payout_variance", "ev_convergence", "road_patterns",
+                                                            "advantage_by_depth"}
+
+
+def test_every_chart_answers_with_the_warehouse_s_figures(api, dashboard, data):
+    """The chart-data API runs each chart's saved query; its first and last rows are the warehouse's."""
+    (board,), _ = dashboard
+    for chart_id, chart in charts(api, board).items():
+        rows = chart_rows(api, chart_id)
+        assert rows, chart["title"]
+        for row in (rows[0], rows[-1]):
+            checks = spot_checks(data / WAREHOUSE, chart["table"], chart["query"], row)
+            assert checks and all(same(answered, stored) for answered, stored in checks), (chart["title"], checks)
+
+
+def test_the_dashboard_draws_every_chart_in_a_browser(superset, dashboard, tmp_path):
+    """Logged in as the admin, headless Chromium opens the dashboard: every chart holder draws (an ECharts
+    canvas, the table, the big number) and no error shows. The screenshot stays in tmp_path."""
+    (board,), _ = dashboard
+    state, screenshot = draw_dashboard(superset[0], board, tmp_path)
+    assert state["errors"] == [] and len(state["holders"]) == 8, state
+    assert all(drawn for _, drawn in state["holders"]), state
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_moved_data_folder_is_read_through_the_rendered_uri(api, dashboard, data, tmp_path):
+    """The data folder copied elsewhere, the bundle rendered for it and imported as assets (which replaces
+    the database's URI): every chart reads the copy while the original is out of the way."""
+    moved = tmp_path / "moved"
+    shutil.copytree(data, moved, symlinks=True)
+    import_bundle(api, render(moved / WAREHOUSE, tmp_path / "moved.zip"), endpoint="assets")
+    (board,), _ = dashboard
+    assert dashboards(api) == [board]
+    aside = data.with_name(data.name + "-aside")
+    data.rename(aside)
+    try:
+        for chart_id, chart in charts(api, board).items():
+            assert chart_rows(api, chart_id), chart["title"]
+    finally:
+        aside.rename(data)
