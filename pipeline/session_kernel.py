@@ -10,18 +10,15 @@ A progression asking more units than any table allows saturates at _HUGE: every 
 the maximum, so the saturated value takes the same decisions as the exact one.
 """
 
-from math import gcd
 
 import numpy as np
 from numba import njit
 
-from pipeline.errors import BaccaratError
+from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.systems import CHOOSERS, DERIVED_ROADS, PROGRESSIONS, System
 
-CENTS = 100
-CHECKPOINTS = (10, 25, 50, 100, 250, 500, 1000)  # bankroll_after_<n>
-# indices into pipeline/play.py's ENDINGS
-_GOAL, _RUIN, _STOP_LOSS, _MAX_ROUNDS, _SHOE_END, _INCOMPLETE = range(6)
+_GOAL, _RUIN, _STOP_LOSS, _MAX_ROUNDS, _SHOE_END, _INCOMPLETE = (ENDINGS.index(ending) for ending in (
+    "goal", "ruin", "stop_loss", "max_rounds", "shoe_end", "incomplete"))
 _HUGE = 1 << 60  # units: above any table maximum
 _FIXED = -1  # the bet is one bet kind, not a chooser
 _NONE = -1  # no stop-loss, no round limit, no derived-road mark yet
@@ -66,16 +63,6 @@ def _parameters(system: System) -> np.ndarray:
     ], dtype=np.int64)
 
 
-def _check_exact(system: System, nets: list[np.ndarray]) -> None:
-    """Refuse a system whose stakes times some net is not a whole number of cents."""
-    stakes = [_cents(system.unit)] + ([_cents(system.table.maximum)] if system.progression.at_max == "stay" else [])
-    for stake in stakes:
-        step = CENTS // gcd(stake, CENTS)  # the nets this stake settles exactly are multiples of step
-        if step > 1 and any(np.any(net % step) for net in nets):
-            raise BaccaratError(f"system {system.name!r}: a stake of {stake / CENTS:.2f} times this rule set's "
-                                "nets is not a whole number of cents; give a unit and table maximum that are")
-
-
 def _compiled_form(values: np.ndarray, dtype) -> np.ndarray:
     """Contiguous and writable (a copy only if need be), so that every caller, Arrow's read-only
     buffers included, uses the one compiled and cached version of the loop."""
@@ -88,7 +75,7 @@ def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, net
     (see pipeline/play.py for one session): one entry per session in each array."""
     sides = system.sides
     chosen = [_compiled_form(nets[side], np.int64) for side in sides]
-    _check_exact(system, chosen)
+    check_exact_cents(system, (int(net) for net in np.unique(np.concatenate(chosen))))
     first_nets, second_nets = chosen[0], chosen[-1]
     shoe_ids, winners = _compiled_form(shoe_ids, np.int64), _compiled_form(winners, np.int8)
     params, line = _parameters(system), np.array(system.progression.line, dtype=np.int64)

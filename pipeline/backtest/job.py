@@ -17,7 +17,8 @@ from pipeline.backtest.rounds import Rounds, read_rounds
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
 from pipeline.jobs import Written, content_key, new_tag
-from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents, play_sessions
+from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
+from pipeline.session_kernel import play_sessions
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract

@@ -11,12 +11,10 @@ import numpy as np
 import pytest
 
 from pipeline.errors import BaccaratError
-from pipeline.play import Round, play_session
-from pipeline.session_kernel import CHECKPOINTS, play_sessions
+from pipeline.play import CHECKPOINTS, ENDINGS, WINNER_CODES, Round, play_session
+from pipeline.session_kernel import play_sessions
 from pipeline.systems import CHOOSERS, DERIVED_ROADS, PROGRESSIONS, System, known_systems, load_system
 
-ENDINGS = ("goal", "ruin", "stop_loss", "max_rounds", "shoe_end", "incomplete")  # pipeline/play.py's order
-WINNER_CODES = "BPT"
 # the net of one unit, in hundredths, by winner (Banker, Player, tie): punto banco's three main bets
 NETS = {"banker": (95, -100, 0), "player": (-100, 100, 0), "tie": (-100, -100, 800)}
 
