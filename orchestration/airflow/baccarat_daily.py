@@ -1,7 +1,8 @@
 """baccarat_daily: one run of the pipeline per day (docs/scheduling.md).
 
 simulate (spark-submit jobs/simulate.py) -> composition (spark-submit jobs/composition.py, when the
-run's `composition` param is on) -> marts, which also publishes the warehouse -> report; and on the
+run's `composition` param is on) -> marts (spark-submit jobs/marts.py: Spark tasks over the run's shoe
+ranges, then the warehouse published by the driver) -> report; and on the
 `vacuum_weekday`, vacuum.
 
 The run id and the seed come from the run's logical date (`<rules>-<YYYY-MM-DD>`, seed YYYYMMDD), so a
@@ -67,7 +68,7 @@ class SparkJob(SparkSubmitOperator):
             raise
 
 
-def spark_job(task_id: str, job: str, arguments: list[str]) -> SparkJob:
+def spark_job(task_id: str, job: str, arguments: list[str], **options) -> SparkJob:
     """spark-submit REPOSITORY/jobs/JOB on the Spark connection, with the package zip if there is one and
     the shipped log4j configuration that keeps the driver's log to errors."""
     repository = "{{ var.value.baccarat_repository }}"
@@ -79,6 +80,7 @@ def spark_job(task_id: str, job: str, arguments: list[str]) -> SparkJob:
         conf={"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={repository}/conf/spark/log4j2.properties"},
         name=f"baccarat-{task_id}",
         application_args=arguments,
+        **options,
     )
 
 
@@ -106,18 +108,14 @@ with DAG(
         "--rules", "{{ params.rules }}", "--shoes", "{{ params.shoes }}", "--seed", "{{ daily_seed(dag_run) }}",
         "--run-id", RUN_ID, "--out", OUT])
     composition = spark_job("composition", "composition.py", ["--run-id", RUN_ID, "--out", OUT])
+    # the marts built by Spark tasks over the run's shoe ranges, then the warehouse published by the driver
+    built = spark_job("marts", "marts.py", ["--run-id", RUN_ID, "--out", OUT,
+                                            "--warehouse", "{{ var.value.baccarat_warehouse }}"],
+                      trigger_rule="none_failed_min_one_success")
 
     @task.branch
     def composition_configured(params=None) -> str:
         return "composition" if params["composition"] else "marts"
-
-    @task(trigger_rule="none_failed_min_one_success")
-    def marts(params=None, dag_run=None) -> None:
-        """The marts in this worker's process, then the warehouse published (both `baccarat marts`).
-        When jobs/marts.py builds them on the cluster, this becomes spark_job("marts", "marts.py", ...)
-        followed by the publishing step alone."""
-        baccarat("marts", "--out", Variable.get("baccarat_out"), "--warehouse", Variable.get("baccarat_warehouse"),
-                 "--run-id", daily_run_id(dag_run, params["rules"]))
 
     @task
     def report(params=None, dag_run=None) -> None:
@@ -132,7 +130,6 @@ with DAG(
     def vacuum() -> None:
         baccarat("vacuum", "--out", Variable.get("baccarat_out"))
 
-    built = marts()
     simulate >> composition_configured() >> [composition, built]
     composition >> built
     built >> report() >> vacuum_day() >> vacuum()
