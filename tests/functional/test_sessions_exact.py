@@ -14,10 +14,11 @@ import numpy as np
 import polars as pl
 import pytest
 
+from pipeline.exact import exact_odds
 from pipeline.risk import RiskQuestion, net_distribution, risk
 from pipeline.rule_sets import load_rule_set
 from pipeline.session_kernel import play_sessions
-from pipeline.systems import System, load_system
+from pipeline.systems import System, known_systems, load_system
 from tests.functional.spark_jobs import read_table, simulate
 
 pytestmark = pytest.mark.slow
@@ -108,4 +109,23 @@ def test_a_martingale_loses_a_cycle_as_often_as_the_exact_chain_says(rounds, nam
     assert abs(float(answer.goal_reached.complement().value) - losing) < 1e-12  # the session is one cycle
     error = _standard_errors(ruined, losing, sqrt(losing * (1 - losing)))
     print(f"{name}: {len(ruined):,} cycles, losing {ruined.mean():.6f} exact {losing:.6f} ({error:+.2f} SE)")
+    assert abs(error) <= MOST_STANDARD_ERRORS
+
+
+@pytest.mark.parametrize("name", known_systems())
+def test_every_shipped_system_loses_the_exact_edge_of_what_it_stakes(rounds, name):
+    """Wald's identity, system by system, with each system's own sessions (its shipped bankroll, goal,
+    limits and chooser): the mean of net - (the exact EV of each bet x what was staked on it) over the
+    sessions is 0 within 4 standard errors, whatever the progression."""
+    system = load_system(name)
+    played = _played(rounds, system)
+    evs = {kind: float(odds.ev) for kind, odds in exact_odds(load_rule_set("punto_banco")).bets.items()}
+    on_sides = played["wagered_banker"] + played["wagered_player"]
+    rest = evs[system.bet] * (played["wagered"] - on_sides) if isinstance(system.bet, str) else 0.0
+    expected = evs["banker"] * played["wagered_banker"] + evs["player"] * played["wagered_player"] + rest
+    surplus = (played["end_bankroll"] - played["start_bankroll"] - expected) / (float(system.unit) * 100)
+    assert len(surplus) >= 1_000
+    error = _standard_errors(surplus, 0.0)
+    print(f"{name}: {len(surplus):,} sessions, net less the exact edge of the stakes {surplus.mean():+.4f} "
+          f"units a session ({error:+.2f} SE)")
     assert abs(error) <= MOST_STANDARD_ERRORS
