@@ -85,7 +85,8 @@ def deployment(venv, cluster, s3_endpoint, tmp_path_factory):  # noqa: F811
     checkout = home / "repository"
     (checkout / "jobs").mkdir(parents=True)
     shutil.copytree(REPOSITORY / "conf" / "spark", checkout / "conf" / "spark")
-    shutil.copy(REPOSITORY / "jobs" / "composition.py", checkout / "jobs")
+    for job in ("composition.py", "marts.py"):
+        shutil.copy(REPOSITORY / "jobs" / job, checkout / "jobs")
     (checkout / "jobs" / "simulate.py").write_text(FAIL_ONCE.format(
         attempts=str(home / "attempts"), real=str(REPOSITORY / "jobs" / "simulate.py"), seen=str(home / "seen.json")))
     url = cluster[0]
