@@ -35,6 +35,10 @@ def venv_key(requirements: list[str]) -> str:
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
+def create(venv: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+
+
 def install(python: Path, arguments: list[str], env: dict) -> None:
     done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *arguments],
                           env=env, capture_output=True, text=True, timeout=3600)
@@ -70,7 +74,7 @@ def cached_venv(name: str, requirements: list[str], package: Path, env: dict) ->
         if not (venv / COMPLETE).exists():
             remove_unused(name, venv)
             shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            create(venv)
             install(python, everything, env)
             (venv / COMPLETE).write_text("\n".join(everything) + "\n")
         install(python, ["--no-deps", "--force-reinstall", str(package)], env)
