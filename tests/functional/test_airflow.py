@@ -1,6 +1,6 @@
 """Apache Airflow for real: orchestration/airflow/baccarat_daily.py in Airflow 3 installed in a venv of its
-own (SQLite metadata, AIRFLOW_HOME, logs and the venv all under the test's folder), this package installed
-into it as a deployment would, `airflow dags test` of logical dates against a standalone Spark cluster on
+own (kept in the user's cache folder by tests/functional/venv_cache.py; SQLite metadata, AIRFLOW_HOME and
+the logs under the test's folder), this package installed into it as a deployment would, `airflow dags test` of logical dates against a standalone Spark cluster on
 127.0.0.1 writing to the local S3 server."""
 
 import json
@@ -9,11 +9,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_cluster import cluster  # noqa: F401 (the standalone cluster fixture)
 from test_superset import copy_of_the_package, pip_cache
+from venv_cache import cached_venv
 
 from pipeline.runs import read_run
 from pipeline.storage import Store
@@ -63,17 +65,14 @@ def clean_environment() -> dict:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    """Airflow and its Spark provider, pinned, and this package (not editable, built from a copy so that
-    the repository gets no build/); pip's own wheel cache makes a second install download nothing."""
-    root = tmp_path_factory.mktemp("airflow-venv")
-    subprocess.run([sys.executable, "-m", "venv", root / "venv"], check=True)
-    pip = [str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+def venv(tmp_path_factory) -> Iterator[Path]:
+    """Airflow and its Spark provider, pinned, in a venv kept between runs (tests/functional/venv_cache.py),
+    and this package (not editable, built from a copy so that the repository gets no build/) installed
+    afresh; pip's own wheel cache makes a first install download nothing when it is warm."""
+    package = copy_of_the_package(tmp_path_factory.mktemp("airflow-package") / "package")
     env = clean_environment() | {"PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
-    installed = subprocess.run([*pip, *AIRFLOW, str(copy_of_the_package(root / "package"))],
-                               env=env, capture_output=True, text=True, timeout=3600)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    return root / "venv"
+    with cached_venv("airflow", AIRFLOW, package, env) as cached:
+        yield cached
 
 
 @pytest.fixture(scope="module")

@@ -39,15 +39,18 @@ def new_bucket(endpoint: str) -> str:
     return f"s3://{name}/data"
 
 
-@pytest.fixture(scope="module", params=["local", "s3"])
-def committed(request, tmp_path_factory, spark):
-    """One committed run with its marts, warehouse and round_ev on each store: (OUT, folder)."""
-    folder = tmp_path_factory.mktemp(f"exit-codes-{request.param}")
-    out = str(folder / "data") if request.param == "local" else new_bucket(request.getfixturevalue("s3_endpoint"))
+def commit_run(out: str, folder: Path) -> tuple[str, Path]:
     assert main(["simulate", "--shoes", str(SHOES), "--seed", "7", "--out", out, "--partitions", "2"]) == 0
     assert main(["marts", "--out", out, "--warehouse", str(folder / "warehouse.duckdb"), *MARTS_SIZE]) == 0
     assert main(["composition", "--run-id", RUN_ID, "--out", out, "--shoes", "5", "--partitions", "1"]) == 0
     return out, folder
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory, spark, s3_endpoint) -> dict[str, tuple[str, Path]]:
+    """One committed run with its marts, warehouse and round_ev on each store: {store: (OUT, folder)}."""
+    local, in_s3 = tmp_path_factory.mktemp("exit-codes-local"), tmp_path_factory.mktemp("exit-codes-s3")
+    return {"local": commit_run(str(local / "data"), local), "s3": commit_run(new_bucket(s3_endpoint), in_s3)}
 
 
 def lanes(out: str, folder: Path) -> list[list[list[str]]]:
@@ -62,20 +65,23 @@ def lanes(out: str, folder: Path) -> list[list[list[str]]]:
     return [[command for _ in range(REPETITIONS) for command in lane] for lane in (readers, writers)]
 
 
-def run_lane(commands: list[list[str]]) -> list[tuple[str, int, str]]:
-    return [(" ".join(command[:1] + [a for a in command if a == "--overwrite"]), *baccarat(*command))
+def run_lane(store: str, commands: list[list[str]]) -> list[tuple[str, str, int, str]]:
+    return [(store, " ".join(command[:1] + [a for a in command if a == "--overwrite"]), *baccarat(*command))
             for command in commands]
 
 
 @pytest.mark.slow
 def test_every_command_exits_0_with_an_empty_stderr_every_time(committed):
-    out, folder = committed
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = [result for lane in pool.map(run_lane, lanes(out, folder)) for result in lane]
-    tally = Counter((command, status) for command, status, _ in results)
-    failures = [(command, status, stderr[-500:]) for command, status, stderr in results if status or stderr]
+    """Each store's two lanes, and the two stores side by side: four processes at a time."""
+    stores, every_lane = zip(*[(store, lane) for store, (out, folder) in committed.items()
+                               for lane in lanes(out, folder)])
+    with ThreadPoolExecutor(max_workers=len(every_lane)) as pool:
+        results = [result for lane in pool.map(run_lane, stores, every_lane) for result in lane]
+    tally = Counter((store, command, status) for store, command, status, _ in results)
+    failures = [(store, command, status, stderr[-500:]) for store, command, status, stderr in results
+                if status or stderr]
     assert not failures, f"exit codes {dict(tally)}; first failures: {failures[:3]}"
-    assert sum(tally.values()) == 7 * REPETITIONS
+    assert sum(tally.values()) == len(committed) * 7 * REPETITIONS
 
 
 def readme_recipe() -> str:
@@ -88,8 +94,9 @@ def readme_recipe() -> str:
 
 
 @pytest.mark.slow
-def test_the_readme_recipe_for_a_script_exits_0_on_every_table(committed):
-    out, _ = committed
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_the_readme_recipe_for_a_script_exits_0_on_every_table(committed, store):
+    out, _ = committed[store]
     recipe = readme_recipe()
     assert "s3://my-bucket/baccarat/rounds" in recipe
     scripts = [recipe.replace("s3://my-bucket/baccarat/rounds", f"{out}/{table}") + "\nprint(table.num_rows)"

@@ -203,6 +203,7 @@ def test_every_task_failing_on_its_first_attempt_is_retried_to_the_bytes_of_a_cl
     assert_committed_once(store_uri, record)  # the files in place hash to the record's checksums
 
 
+@pytest.mark.slow
 def test_an_object_stored_longer_than_its_task_wrote_is_never_committed_and_the_rerun_writes_it_again(
         store_uri, spark, tmp_path, cli, baccarat):
     """The corruption a cluster without credentials on its executors committed: objects holding the

@@ -1,0 +1,81 @@
+"""Virtual environments that the server tests install (Airflow's), kept between runs in the user's cache
+folder and named by a hash of what they hold: a second run of the suite, or a fresh clone on a machine
+whose cache is warm, installs nothing but this package. One lock file per venv serialises its builder and
+its users, so that concurrent test sessions neither build it twice nor swap the package under each other."""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+COMPLETE = "baccarat-venv-complete"  # written last: a venv without it was interrupted while it was built
+
+
+def cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "baccarat-tests")
+
+
+def package_dependencies() -> list[str]:
+    """This package's own requirements, from pyproject.toml: they go into the cached venv, the package not."""
+    with open(REPOSITORY / "pyproject.toml", "rb") as project:
+        return tomllib.load(project)["project"]["dependencies"]
+
+
+def venv_key(requirements: list[str]) -> str:
+    described = json.dumps([sys.version, os.path.realpath(sys.executable), platform.machine(), sorted(requirements)])
+    return hashlib.sha256(described.encode()).hexdigest()[:16]
+
+
+def create(venv: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+
+
+def install(python: Path, arguments: list[str], env: dict) -> None:
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *arguments],
+                          env=env, capture_output=True, text=True, timeout=3600)
+    if done.returncode:
+        raise RuntimeError(f"pip install {' '.join(arguments)} failed:\n{done.stderr[-3000:]}")
+
+
+def remove_unused(name: str, keep: Path) -> None:
+    """The venvs of other hashes whose lock nobody holds: what an older pin left behind."""
+    for lock_file in cache_folder().glob(f"{name}-*.lock"):
+        venv = lock_file.with_suffix("")
+        if venv == keep:
+            continue
+        with open(lock_file, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(venv, ignore_errors=True)
+            lock_file.unlink()
+
+
+@contextlib.contextmanager
+def cached_venv(name: str, requirements: list[str], package: Path, env: dict) -> Iterator[Path]:
+    """A venv holding `requirements` and this package's dependencies (built once per hash of them), with
+    the package built from `package` installed afresh; locked for the caller until the block ends."""
+    everything = [*requirements, *package_dependencies()]
+    venv = cache_folder() / f"{name}-{venv_key(everything)}"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        python = venv / "bin" / "python"
+        if not (venv / COMPLETE).exists():
+            remove_unused(name, venv)
+            shutil.rmtree(venv, ignore_errors=True)
+            create(venv)
+            install(python, everything, env)
+            (venv / COMPLETE).write_text("\n".join(everything) + "\n")
+        install(python, ["--no-deps", "--force-reinstall", str(package)], env)
+        yield venv
