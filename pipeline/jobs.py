@@ -197,3 +197,14 @@ def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None
     except StorageError as error:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
     return result
+
+
+def drop_run_rows(out: Store, table: str, run_id: str, application: str) -> bool:
+    """Remove a run's rows from a table a job adds to a committed run (they describe a run an overwrite
+    replaced), in a transaction of that job's application; whether the table had any."""
+    if run_id not in out.run_ids(table):
+        return False
+    schema = pa.schema(out.delta_table(table).schema().to_arrow())
+    transaction = (f"{application}:{run_id}", int(datetime.now(UTC).timestamp() * 1000))
+    out.commit_partition(table, run_id, [], schema, transaction)
+    return True
