@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run, read_run,
-                           repair_command, run_problems)
+from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
+                           missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import run_ranges
 
@@ -118,9 +118,14 @@ def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
     if plan.in_runs:
         paths = [f.path for f in record.files] if record is not None else []
     else:
-        paths = [f["path"] for f in plan.out.partition_files(plan.tables[0], plan.run_id)]
+        paths = [f["path"] for f in _added_files(plan)]
     keys = {key_of(path) for path in paths}
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
+
+
+def _added_files(plan: JobPlan) -> list[dict]:
+    """The committed files of the run's rows in the table a plan not in runs adds to a committed run."""
+    return plan.out.partition_files(plan.tables[0], plan.run_id)
 
 
 def _sound(plan: JobPlan, record: RunRecord | None, overwrite: bool) -> bool:
@@ -142,6 +147,8 @@ def already_committed(plan: JobPlan, overwrite: bool) -> bool:
     record = _committed_run(plan) if plan.in_runs else None
     held = committed_key(plan, record)
     if held == content_key(plan.parameters()):
+        if not plan.in_runs:
+            return not missized_files(plan.out, _added_files(plan))  # a damaged file is written again
         return _sound(plan, record, overwrite)
     if held is not None and plan.overwrite_needed and not overwrite:
         raise BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters "

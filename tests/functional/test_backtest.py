@@ -194,3 +194,20 @@ def test_simulate_overwrite_removes_the_replaced_runs_sessions_rows(spark, backt
                                "--max-rounds", 20)
     assert status == 0 and "nothing to do" not in printed, err
     assert {row["first_shoe"] for row in committed_sessions(out, "replaced")} <= {0, 1}
+
+
+def test_a_damaged_sessions_file_is_found_by_verify_and_written_again_by_the_same_backtest(backtested, cli):
+    out, _ = backtested
+    args = ("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker", "--max-rounds", 20,
+            "--partitions", 2)
+    assert cli(*args)[0] == 0
+    before = committed_sessions(out)
+    damaged = out / Store.parse(str(out)).partition_files("sessions", RUN)[0]["path"]
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    status, printed, _ = cli("verify", "--out", out)
+    assert status == 1 and str(damaged) in printed
+    assert f"repair: baccarat backtest --run-id RUN --systems ... --out {out}" in printed
+    status, printed, err = cli(*args)
+    assert status == 0 and "nothing to do" not in printed, err
+    assert committed_sessions(out) == before
+    assert cli("verify", "--out", out)[0] == 0
