@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run, read_run,
-                           repair_command, run_problems)
+from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
+                           missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import run_ranges
 
@@ -118,9 +118,14 @@ def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
     if plan.in_runs:
         paths = [f.path for f in record.files] if record is not None else []
     else:
-        paths = [f["path"] for f in plan.out.partition_files(plan.tables[0], plan.run_id)]
+        paths = [f["path"] for f in _added_files(plan)]
     keys = {key_of(path) for path in paths}
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
+
+
+def _added_files(plan: JobPlan) -> list[dict]:
+    """The committed files of the run's rows in the table a plan not in runs adds to a committed run."""
+    return plan.out.partition_files(plan.tables[0], plan.run_id)
 
 
 def _sound(plan: JobPlan, record: RunRecord | None, overwrite: bool) -> bool:
@@ -142,6 +147,8 @@ def already_committed(plan: JobPlan, overwrite: bool) -> bool:
     record = _committed_run(plan) if plan.in_runs else None
     held = committed_key(plan, record)
     if held == content_key(plan.parameters()):
+        if not plan.in_runs:
+            return not missized_files(plan.out, _added_files(plan))  # a damaged file is written again
         return _sound(plan, record, overwrite)
     if held is not None and plan.overwrite_needed and not overwrite:
         raise BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters "
@@ -197,3 +204,14 @@ def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None
     except StorageError as error:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
     return result
+
+
+def drop_run_rows(out: Store, table: str, run_id: str, application: str) -> bool:
+    """Remove a run's rows from a table a job adds to a committed run (they describe a run an overwrite
+    replaced), in a transaction of that job's application; whether the table had any."""
+    if run_id not in out.run_ids(table):
+        return False
+    schema = pa.schema(out.delta_table(table).schema().to_arrow())
+    transaction = (f"{application}:{run_id}", int(datetime.now(UTC).timestamp() * 1000))
+    out.commit_partition(table, run_id, [], schema, transaction)
+    return True

@@ -7,12 +7,13 @@ from dataclasses import asdict
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.runs import (RUN_TABLES, RUNS, RunRecord, contract_problem, read_runs, repair_command, run_problems,
-                           uncommitted, written_run)
+from pipeline.runs import (RUN_TABLES, RUNS, RunRecord, contract_problem, missized_files, read_runs, repair_command,
+                           run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store
 
 ROUND_EV = contract("round_ev").table
+SESSIONS = contract("sessions").table
 
 
 def _table_repair(store: Store, table: str) -> str:
@@ -20,6 +21,8 @@ def _table_repair(store: Store, table: str) -> str:
     out = shlex.quote(store.uri)
     if table == ROUND_EV:
         return f"baccarat composition --run-id RUN --out {out} for each run it held"
+    if table == SESSIONS:
+        return f"baccarat backtest --run-id RUN --systems ... --out {out} for each run it held"
     if table.startswith("marts/"):
         return f"baccarat marts --out {out}"
     return f"baccarat simulate ... --overwrite --out {out} with the parameters of any run in it"
@@ -37,7 +40,7 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
         return [f"{error}; repair: {_table_repair(store, table)}"]
     return [f"{store.location(f['path'])}: {'missing' if size is None else f'{size:,} bytes'}, its log records "
             f"{f['size']:,} bytes; repair: {_table_repair(store, table)}"
-            for f, size in zip(files, store.file_sizes([f["path"] for f in files])) if size != f["size"]]
+            for f, size in missized_files(store, files)]
 
 
 def _round_ev_problems(store: Store, run: RunRecord) -> list[str]:

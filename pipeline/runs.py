@@ -323,3 +323,9 @@ def check_run(store: Store, run: RunRecord, checksums: bool | set[str] = True) -
     if problems := run_problems(store, run, checksums):
         raise DamagedRun(f"{problems[0]}; repair: {repair_command(store, run)}")
 
+
+def missized_files(store: Store, files: list[dict]) -> list[tuple[dict, int | None]]:
+    """The committed files (entries with `path` and `size`) missing or of another size than their log
+    records, each with its size (None when missing)."""
+    sizes = store.file_sizes([f["path"] for f in files])
+    return [(f, size) for f, size in zip(files, sizes) if size != f["size"]]

@@ -17,6 +17,7 @@ from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES
 from pipeline.marts.partials import MAX_RANGES, RangeRunner, in_process
 from pipeline.repair import repair_logs
 from pipeline.schemas import contract
+from pipeline.tasks import shoe_ranges
 from pipeline.user_files import output_file, read_text
 
 EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
@@ -50,7 +51,7 @@ def marts(
         started = time.monotonic()
         count = ranges or (1 if run_ranges is in_process else default_ranges(run.record.shoes, parallelism))
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
-        on = "" if run_ranges is in_process else f" on {count:,} Spark tasks"
+        on = "" if run_ranges is in_process else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
         print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
     warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))

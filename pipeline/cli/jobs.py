@@ -223,6 +223,8 @@ def _forget_replaced_run(out: Store, run_id: str) -> None:
     print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
     if forgotten.round_ev:
         print(f"its exact odds before each round are removed: run `baccarat composition --run-id {run_id}`")
+    if forgotten.sessions:
+        print(f"its betting-system sessions are removed: run `baccarat backtest --run-id {run_id} --systems ...`")
     if forgotten.warehouse is not None:
         for line in forgotten.left_out:
             print(f"warning: {line}", file=sys.stderr)

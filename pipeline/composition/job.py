@@ -6,7 +6,6 @@ counts, and writes one Parquet file; the driver commits every file to OUT/round_
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import pyarrow as pa
 
@@ -132,16 +131,6 @@ def table_schema(plan: Plan) -> pa.Schema:
     held = pa.schema(delta.schema().to_arrow())
     kept = [ours.field(f.name) if f.name in ours.names else f.with_nullable(True) for f in held]
     return pa.schema(kept + [f for f in ours if f.name not in held.names])
-
-
-def drop_round_ev(out: Store, run_id: str) -> bool:
-    """Remove a run's round_ev rows (they describe a run an overwrite replaced); whether it had any."""
-    if run_id not in out.run_ids(ROUND_EV):
-        return False
-    schema = pa.schema(out.delta_table(ROUND_EV).schema().to_arrow())
-    out.commit_partition(ROUND_EV, run_id, [], schema,
-                         (f"{Plan.application}:{run_id}", int(datetime.now(UTC).timestamp() * 1000)))
-    return True
 
 
 def default_partitions(shoes: int, parallelism: int) -> int:

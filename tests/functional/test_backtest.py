@@ -178,3 +178,36 @@ def test_a_bad_system_file_is_one_line_and_writes_nothing(backtested, tmp_path, 
     done = baccarat(["backtest", "--out", str(out), "--run-id", RUN, "--systems", str(path)], tmp_path)
     one_line_refusal(done.returncode, done.stdout, done.stderr, message)
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def test_simulate_overwrite_removes_the_replaced_runs_sessions_rows(spark, backtested, cli):
+    out, _ = backtested
+    simulate(spark, out, seed=31, shoes=3, partitions=1, run_id="replaced")
+    simulate(spark, out, seed=32, shoes=3, partitions=1, run_id="kept")
+    for run_id in ("replaced", "kept"):
+        assert cli("backtest", "--run-id", run_id, "--out", out, "--systems", "flat_banker", "--max-rounds", 20)[0] == 0
+    status, printed, err = cli("simulate", "--shoes", 2, "--seed", 33, "--out", out, "--run-id", "replaced",
+                               "--overwrite", "--partitions", 1)
+    assert status == 0 and "its betting-system sessions are removed" in printed, err
+    assert committed_sessions(out, "replaced") == [] and committed_sessions(out, "kept")
+    status, printed, err = cli("backtest", "--run-id", "replaced", "--out", out, "--systems", "flat_banker",
+                               "--max-rounds", 20)
+    assert status == 0 and "nothing to do" not in printed, err
+    assert {row["first_shoe"] for row in committed_sessions(out, "replaced")} <= {0, 1}
+
+
+def test_a_damaged_sessions_file_is_found_by_verify_and_written_again_by_the_same_backtest(backtested, cli):
+    out, _ = backtested
+    args = ("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker", "--max-rounds", 20,
+            "--partitions", 2)
+    assert cli(*args)[0] == 0
+    before = committed_sessions(out)
+    damaged = out / Store.parse(str(out)).partition_files("sessions", RUN)[0]["path"]
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    status, printed, _ = cli("verify", "--out", out)
+    assert status == 1 and str(damaged) in printed
+    assert f"repair: baccarat backtest --run-id RUN --systems ... --out {out}" in printed
+    status, printed, err = cli(*args)
+    assert status == 0 and "nothing to do" not in printed, err
+    assert committed_sessions(out) == before
+    assert cli("verify", "--out", out)[0] == 0

@@ -185,3 +185,11 @@ def test_marts_tasks_failing_their_first_attempt_are_retried_to_the_marts_of_one
     on_spark = committed_marts(str(spread), run.run_id)
     for name, expected in committed_marts(str(single), run.run_id).items():
         assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)
+
+
+def test_more_ranges_than_shoes_reports_the_spark_tasks_that_ran(spark, cli, tmp_path):
+    simulate(spark, tmp_path, seed=44, shoes=3, partitions=1, run_id="three")
+    status, printed, err = cli("marts", "--out", tmp_path, "--run-id", "three", "--master", "local[2]",
+                               "--ranges", "1000000")
+    assert status == 0 and err == "", err
+    assert "on 3 Spark tasks" in printed

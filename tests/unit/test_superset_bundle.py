@@ -177,3 +177,14 @@ def test_a_path_a_uri_would_misread_is_refused(tmp_path, capsys):
     assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", str(tmp_path / "b.zip")]) == 2
     assert "cannot go into a database URI" in capsys.readouterr().err
     assert not (tmp_path / "b.zip").exists()
+
+
+def test_an_output_that_is_the_warehouse_itself_is_refused_and_the_warehouse_kept(tmp_path, capsys, monkeypatch):
+    warehouse = published_like(tmp_path / "data")
+    before = warehouse.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for target in (str(warehouse), "data/../data/warehouse.duckdb"):
+        assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", target]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is the warehouse itself" in err
+    assert warehouse.read_bytes() == before
