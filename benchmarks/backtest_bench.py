@@ -11,7 +11,7 @@ Run from the repository root (do not run other heavy work meanwhile):
 3. With --job, `baccarat backtest --master local[2]` over the same run and systems, wall clock (said in
    one line, and skipped, when the command does not exist yet).
 
-Target (issue: 10 systems over 1,000,000 shoes on local[2]): the backtest at most 2x simulate. The
+Target (10 systems over 1,000,000 shoes on local[2]): the backtest at most 2x simulate. The
 script is a report: it exits 0 whatever the ratios are.
 """
 
@@ -73,7 +73,7 @@ def job_seconds(out: str, run_id: str, log: Path) -> float | None:
     """`baccarat backtest` over the run, or None when the command does not exist."""
     if subprocess.run(["baccarat", "backtest", "--help"], capture_output=True).returncode != 0:
         return None
-    command = ["baccarat", "backtest", "--run-id", run_id, "--systems", *SYSTEMS, "--out", out,
+    command = ["baccarat", "backtest", "--run-id", run_id, "--systems", ",".join(SYSTEMS), "--out", out,
                "--master", "local[2]"]
     return run_polled(command, log)[0]
 
