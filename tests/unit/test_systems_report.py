@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from pipeline.report.systems import edge_table, fan_chart, outcome_chart, systems_section
-from test_system_marts import both_engines, session, table, terms
+from test_system_mart_queries import both_engines, session, table, terms
 
 
 @pytest.fixture(scope="module")
