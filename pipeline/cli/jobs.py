@@ -43,13 +43,15 @@ SeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Run seed, 0 
 
 
 class Reporter:
-    """Progress for people: a live bar on a terminal, a plain log line every few seconds otherwise."""
+    """Progress for people, on stderr (stdout is the command's result, which a pipe may stop reading early):
+    a live bar on a terminal, a plain log line every few seconds otherwise."""
 
     def __init__(self, what: str, total: int, live: bool):
         self.what, self.total, self.live = what, total, live
         self.started = self.last_line = time.monotonic()
         self.bar, self.finished = None, False
         if live:
+            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 Progress,
@@ -59,7 +61,7 @@ class Reporter:
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                 TextColumn("{task.completed:,}/{task.total:,} shoes {task.fields[speed]}"),
-                                TimeRemainingColumn())
+                                TimeRemainingColumn(), console=Console(stderr=True))
             self.task = self.bar.add_task(what, total=total, speed="")
             self.bar.start()
 
@@ -72,7 +74,7 @@ class Reporter:
             self.last_line = time.monotonic()
             self.finished = shoes == self.total
             left = f"about {(self.total - shoes) * elapsed / shoes:.0f} s left" if shoes else "starting"
-            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}", flush=True)
+            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar:
@@ -92,7 +94,7 @@ def _run_on_spark(plan, master: str | None, what: str, shoes: int,
     spark = spark_session(master, f"baccarat {what}")
     if plan.partitions is None:
         plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
-    reporter = Reporter(what, shoes, live=sys.stdout.isatty())
+    reporter = Reporter(what, shoes, live=sys.stderr.isatty())
     try:
         return run_job(spark, plan, reporter)
     finally:

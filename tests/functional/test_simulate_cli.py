@@ -109,7 +109,8 @@ def test_output_path_that_cannot_be_written(cli):
     assert status == 1 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
 
 
-def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds(capsys, monkeypatch):
+def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds_on_stderr(capsys, monkeypatch):
+    """On stderr: progress on stdout made `baccarat simulate ... | head -1` end the job at its first line."""
     from pipeline.cli import jobs
 
     now = [100.0]
@@ -121,8 +122,9 @@ def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds(caps
     reporter(10, 812)
     reporter(10, 812)  # the driver reports once more after the last task
     reporter.close()
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2, lines
+    printed = capsys.readouterr()
+    lines = printed.err.splitlines()
+    assert printed.out == "" and len(lines) == 2, lines
     assert lines[0] == "simulate r: 0/10 shoes, 0 rounds/s, starting"
     assert lines[1] == "simulate r: 10/10 shoes, 68 rounds/s, about 0 s left"
 
