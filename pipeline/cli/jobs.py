@@ -286,7 +286,7 @@ def backtest(
     each from a fresh bankroll: the Delta table OUT/sessions, in place of the run's earlier sessions."""
     from pipeline.backtest import job as backtest_job
 
-    names = [name.strip() for given in systems for name in given.split(",") if name.strip()]
+    names = _system_names(systems)
     session = {"bankroll": bankroll, "goal": goal, "stop_loss": stop_loss, "max_rounds": max_rounds}
     plan = backtest_job.plan_for(out.check_readable(), check_run_id(run_id), names, session, partitions)
     out.check_writable()
@@ -301,6 +301,15 @@ def backtest(
     print(f"committed sessions of run {run_id!r}: {count(result['sessions'], 'session')}, "
           f"{count(len(result['files']), 'file')} in {time.monotonic() - started:.1f} s; version {result['version']} "
           f"of {out.location(backtest_job.SESSIONS)}")
+
+
+def _system_names(systems: list[str]) -> list[str]:
+    """The names of --systems, given repeated or separated by commas; an empty one is a one-line error."""
+    names = [name.strip() for given in systems for name in given.split(",")]
+    if "" in names:
+        raise BaccaratError(f"--systems {','.join(systems)!r}: an empty name (give NAME,NAME,... of conf/systems "
+                            "or .yaml paths)")
+    return names
 
 
 def _sessions_table(run_id: str, summaries: dict[str, dict]) -> TextTable:

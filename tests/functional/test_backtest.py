@@ -151,7 +151,7 @@ def test_a_task_failing_its_first_attempt_changes_nothing_and_the_retry_gives_th
     (["--run-id", RUN, "--systems", "flat_banker", "--goal", "0"], "goal"),
     (["--run-id", RUN, "--systems", "flat_banker", "--bankroll", "5"], "cannot cover one stake"),
     (["--run-id", RUN, "--systems", "flat_banker,flat_banker"], "given twice"),
-    (["--run-id", RUN, "--systems", ","], "names no system"),
+    (["--run-id", RUN, "--systems", ","], "an empty name"),
     (["--run-id", RUN, "--systems", "flat_banker", "--max-rounds", "0"], "max_rounds"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(backtested, tmp_path, args, message):
@@ -159,6 +159,15 @@ def test_bad_input_is_one_line_and_writes_nothing(backtested, tmp_path, args, me
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
     done = baccarat(["backtest", "--out", str(out), *args], tmp_path)
     one_line_refusal(done.returncode, done.stdout, done.stderr, message)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+@pytest.mark.parametrize("systems", ["flat_banker,,paroli_player", "flat_banker,", " ,flat_banker"])
+def test_an_empty_system_name_between_commas_is_bad_input_not_ignored(backtested, tmp_path, systems):
+    out, _ = backtested
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    done = baccarat(["backtest", "--out", str(out), "--run-id", RUN, "--systems", systems], tmp_path)
+    one_line_refusal(done.returncode, done.stdout, done.stderr, "an empty name")
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
 
 
