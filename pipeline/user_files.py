@@ -77,11 +77,15 @@ class UserFile:
 
 
 def output_file(path: Path | str, noun: str) -> Path:
-    """`path` if a file can go there: not a folder, not a FIFO or a device (a rename would replace it),
-    and not under a file; else a one-line error naming it as `noun` (e.g. "--page"). A folder it needs
-    is created when the file is written; a folder that cannot be written fails then, in one line too."""
+    """`path` if a file can go there: not `-` (which reads as stdout), not a folder, not a FIFO or a device
+    (a rename would replace it), and not under a file; else a one-line error naming it as `noun` (e.g.
+    "--page"). A folder it needs is created when the file is written; a folder that cannot be written
+    fails then, in one line too."""
     text = str(path)
     target = Path(text)
+    if text == "-":
+        raise BaccaratError(f"{noun} '-': the command writes a file, not stdout: give the file's path (./- for a file "
+                            "named -)")
     if not text or target.name in ("", ".", "..") or target.is_dir():
         raise BaccaratError(f"{noun} {text!r} is a folder: give the path of a file")
     if target.exists() and not target.is_file():

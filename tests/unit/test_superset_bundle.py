@@ -172,6 +172,16 @@ def test_an_output_no_file_can_go_to_is_one_line_and_nothing_is_written(tmp_path
     assert capsys.readouterr().err.count("\n") == 1 and sorted(tmp_path.rglob("*")) == before
 
 
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(tmp_path, capsys, monkeypatch):
+    warehouse = published_like(tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", "-"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.count("\n") == 1 and "not stdout" in printed.err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
 def test_a_path_a_uri_would_misread_is_refused(tmp_path, capsys):
     warehouse = published_like(tmp_path / "da#ta")
     assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", str(tmp_path / "b.zip")]) == 2
