@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from pipeline.config_files import resource
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, WorldFailure
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
@@ -24,8 +24,9 @@ MASTER_CONNECT_SECONDS = 5
 
 
 def check_master(master: str) -> str:
-    """A master Spark can use, and for a standalone cluster one that answers; else a one-line error
-    (Spark itself waits a minute for an unreachable master, then prints hundreds of lines)."""
+    """A master Spark can use, and for a standalone cluster one that answers; else a one-line error: bad
+    input for a malformed URL, a failure of the world for a master that does not answer (Spark itself
+    waits a minute for an unreachable master, then prints hundreds of lines)."""
     if _LOCAL_MASTER.match(master) or master == "yarn" or master.startswith("k8s://"):
         return master
     if not master.startswith("spark://"):
@@ -38,7 +39,7 @@ def check_master(master: str) -> str:
         try:
             socket.create_connection((host, int(port)), timeout=MASTER_CONNECT_SECONDS).close()
         except OSError as error:
-            raise BaccaratError(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
+            raise WorldFailure(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
     return master
 
 

@@ -116,7 +116,7 @@ def listing(folder) -> list[str]:
     (["--engine", "spark", "--master", "local[2]"], "Invalid value for '--engine'"),
     (["--ranges", "0", "--master", "local[2]"], "Invalid value for '--ranges'"),
     (["--ranges", "1000001", "--master", "local[2]"], "Invalid value for '--ranges'"),
-    (["--master", "spark://127.0.0.1:1"], "cannot reach the Spark master spark://127.0.0.1:1"),
+    (["--master", "spark://nohost"], "expected spark://HOST:PORT"),
 ])
 def test_bad_marts_on_spark_arguments_are_one_line_and_write_nothing(cli, runs, tmp_path, args, message):
     folder = tmp_path / "out"
@@ -125,6 +125,15 @@ def test_bad_marts_on_spark_arguments_are_one_line_and_write_nothing(cli, runs, 
     status, printed, err = cli("marts", "--out", folder, *args)
     assert status == 2 and printed == "" and message in err and err.count("\n") == 1
     assert listing(folder) == before
+
+
+def test_an_unreachable_master_is_a_failure_of_the_world_and_writes_nothing(cli, runs, tmp_path):
+    folder = tmp_path / "out"
+    shutil.copytree(runs["punto_banco"][0].out.local_path(), folder)
+    before = listing(folder)
+    status, printed, err = cli("marts", "--out", folder, "--master", "spark://127.0.0.1:1")
+    assert status == 1 and printed == "" and err.count("\n") == 1
+    assert "cannot reach the Spark master spark://127.0.0.1:1" in err and listing(folder) == before
 
 
 def test_a_missing_file_is_found_before_any_task_runs(cli, runs, tmp_path):

@@ -66,7 +66,7 @@ def test_simulate_that_fails_before_writing_leaves_no_empty_output_folder(cli, t
     out = tmp_path / "new" / "data"
     status, _, err = cli("simulate", "--shoes", "10", "--seed", "1", "--out", out,
                          "--master", f"spark://127.0.0.1:{free_port()}")
-    assert status == 2 and "cannot reach the Spark master" in err
+    assert status == 1 and "cannot reach the Spark master" in err
     assert not (tmp_path / "new").exists()
 
 

@@ -1,0 +1,33 @@
+"""The --master URL of every Spark command, checked before Spark starts (pipeline/spark.py)."""
+
+import socket
+
+import pytest
+
+from pipeline.errors import BaccaratError, WorldFailure
+from pipeline.spark import check_master
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("master", ["nonsense", "spark://nohost", "spark://127.0.0.1:port", "spark://:7077"])
+def test_a_malformed_master_is_bad_input(master):
+    with pytest.raises(BaccaratError) as refused:
+        check_master(master)
+    assert refused.value.exit_status == 2 and master in str(refused.value)
+
+
+def test_an_unreachable_master_is_a_failure_of_the_world_not_bad_input():
+    master = f"spark://127.0.0.1:{closed_port()}"
+    with pytest.raises(WorldFailure) as failed:
+        check_master(master)
+    assert failed.value.exit_status == 1 and f"cannot reach the Spark master {master}" in str(failed.value)
+
+
+@pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "yarn", "k8s://https://host:6443"])
+def test_a_master_spark_starts_by_itself_is_taken_as_given(master):
+    assert check_master(master) == master
