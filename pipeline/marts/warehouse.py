@@ -75,7 +75,7 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
         con = duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",
                                                                      "autoload_known_extensions": "false", **config})
     except duckdb.Error as error:
-        raise BaccaratError(f"warehouse {path} cannot be opened: {str(error).strip().splitlines()[0]}") from None
+        raise _cannot_open(path, error) from None
     try:
         _confine(con, stable)
     except BaseException as error:
@@ -84,6 +84,17 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
             raise KeyboardInterrupt from None
         raise
     return con
+
+
+def _cannot_open(path: Path, error: duckdb.Error) -> WorldFailure:
+    """A warehouse file there that DuckDB cannot read, or another process holds for writing: the world
+    failed, not the input; one line saying what to do."""
+    reason = str(error).strip().splitlines()[0]
+    if "lock" in reason.lower():
+        hint = "another process holds it open for writing: end that process, or publish again with `baccarat marts`"
+    else:
+        hint = f"it is damaged or not a warehouse: publish it again with `baccarat marts --warehouse {path}`"
+    return WorldFailure(f"warehouse {path} cannot be opened ({reason}); {hint}")
 
 
 def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
@@ -100,7 +111,7 @@ def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error as error:
-        raise BaccaratError(f"warehouse {stable} cannot be opened: {str(error).strip().splitlines()[0]}") from None
+        raise _cannot_open(stable, error) from None
 
 
 def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:

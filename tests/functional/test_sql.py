@@ -120,10 +120,12 @@ def test_no_warehouse(cli, tmp_path):
     (b"", "not a valid DuckDB database file"),
     (bytes(range(256)) * 64, "not a valid DuckDB database file"),
 ])
-def test_an_empty_or_corrupt_warehouse_is_one_line_and_stays_as_it_was(cli, tmp_path, content, message):
+def test_a_damaged_warehouse_is_a_failure_of_the_world_with_a_hint_to_publish_again(cli, tmp_path, content, message):
+    """Not bad input (exit 2) with no way out: the world (1), and the command that rebuilds it."""
     (tmp_path / WAREHOUSE).write_bytes(content)
     status, out, err = cli("sql", "--out", tmp_path, "SELECT 1")
-    assert status == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert status == 1 and out == "" and err.count("\n") == 1 and message in err, err
+    assert f"publish it again with `baccarat marts --warehouse {tmp_path / WAREHOUSE}`" in err
     assert (tmp_path / WAREHOUSE).read_bytes() == content and sorted(tmp_path.iterdir()) == [tmp_path / WAREHOUSE]
 
 
@@ -140,8 +142,8 @@ def test_a_warehouse_another_process_holds_for_writing_is_one_line(warehouse, tm
                               capture_output=True, text=True, timeout=60)
     finally:
         holder.communicate("")
-    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
-    assert "cannot be opened" in done.stderr and "lock" in done.stderr
+    assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot be opened" in done.stderr and "another process holds it open for writing" in done.stderr
 
 
 def run_sql(warehouse, stdin: str) -> subprocess.CompletedProcess:
