@@ -78,10 +78,8 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
         raise _cannot_open(path, error) from None
     try:
         _confine(con, stable)
-    except BaseException as error:
+    except BaseException:
         con.close()
-        if isinstance(error, RuntimeError) and "interrupted" in str(error):  # DuckDB's word for a Ctrl-C
-            raise KeyboardInterrupt from None
         raise
     return con
 
