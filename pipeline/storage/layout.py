@@ -106,10 +106,14 @@ class Layout:
             raise BaccaratError(f"{self.uri}: bucket {bucket!r} does not exist")
 
     def check_layout(self) -> None:
-        """The layout before Delta Lake (manifests/) is refused, not mixed with the new one; so is a
-        table's log holding what is not a file (see _check_log), before any work."""
+        """A table's own folder given for the data folder is refused, and so is the layout before Delta
+        Lake (manifests/), not mixed with the new one; so is a table's log holding what is not a file (see
+        _check_log), before any work."""
         if not self.is_local:
             return
+        if Path(self.uri, "_delta_log").is_dir():
+            raise BaccaratError(f"{self.uri} is a Delta table, not a data folder: give the folder that holds its "
+                                f"tables, --out {Path(self.uri).parent}")
         if Path(self.uri, "manifests").is_dir():
             raise BaccaratError(
                 f"{self.uri} holds runs in the old layout (manifests/ and plain Parquet folders), which this "

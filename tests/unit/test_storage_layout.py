@@ -56,3 +56,14 @@ def test_a_store_is_one_value_that_travels_to_the_tasks(tmp_path):
     assert pickle.loads(pickle.dumps(store)) == store
     assert str(store) == store.uri == str(tmp_path)
     assert Store.parse("s3://bucket/a/").fs_path("rounds") == "bucket/a/rounds"
+
+
+@pytest.mark.parametrize("command", ["runs", "verify", "vacuum", "marts"])
+def test_a_table_folder_given_for_the_data_folder_is_refused_not_listed_as_empty(cli, tmp_path, command):
+    """`baccarat runs --out data/rounds` listed no run and exited 0: data/rounds is a table of data/."""
+    table = tmp_path / "data" / "rounds"
+    (table / "_delta_log").mkdir(parents=True)
+    status, out, err = cli(command, "--out", table)
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert f"{table} is a Delta table, not a data folder" in err and f"--out {tmp_path / 'data'}" in err
+    assert sorted(tmp_path.rglob("*")) == [tmp_path / "data", table, table / "_delta_log"]
