@@ -28,11 +28,17 @@ def _high(fd: int) -> int:
     return copy
 
 
+def chromium_binary() -> str:
+    """Chromium's path, or the test fails saying what to install."""
+    binary = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if binary is None:
+        pytest.fail("Chromium is not installed (apt-get install chromium); the browser tests need it")
+    return binary
+
+
 class Browser:
     def __init__(self, profile: Path, width: int, height: int):
-        binary = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-        if binary is None:
-            pytest.fail("Chromium is not installed (apt-get install chromium); the browser tests need it")
+        binary = chromium_binary()
         commands_in, self._commands = map(_high, os.pipe())
         self._answers, answers_out = map(_high, os.pipe())
         self.process = subprocess.Popen(

@@ -8,7 +8,6 @@ Chromium is required: without it those tests fail, they do not skip.
 
 import math
 import re
-import shutil
 import subprocess
 import time
 from html.parser import HTMLParser
@@ -18,6 +17,7 @@ import duckdb
 import plotly.graph_objects as go
 import polars as pl
 import pytest
+from devtools import FLAGS as CHROMIUM_FLAGS, chromium_binary
 from spark_jobs import simulate
 from plotly.offline import get_plotlyjs
 from test_composition_marts import compose
@@ -279,8 +279,6 @@ def test_roads_cells_carry_rounds_and_pairs(report):
 
 # --- in a real browser ------------------------------------------------------------------------------
 
-BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Chromium 156 logs every console message, whatever its level (log, warn, error, an uncaught
 # exception), as one INFO line: `[pid:tid:date/time:INFO:CONSOLE:LINE] "message", source: URL (LINE)`
 # (older versions: `INFO:CONSOLE(LINE)]`). The level is not shown, so any console line fails.
@@ -289,10 +287,7 @@ CONSOLE = re.compile(r"^\[[^\]]*:CONSOLE\b[^\]]*\]\s?(.*)$")
 
 
 def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
-    binary = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-    if binary is None:
-        pytest.fail("Chromium is not installed (apt-get install chromium); the browser tests need it")
-    return subprocess.run([binary, *BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
+    return subprocess.run([chromium_binary(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
                           capture_output=True, text=True, timeout=180, check=False)
 
 
