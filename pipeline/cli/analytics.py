@@ -4,21 +4,18 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from pipeline.cli.app import DEFAULT_OUT, MasterOption, OutOption, WarehouseOption
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
-from pipeline.marts.engines import Engine, build_marts, outcomes_table, road_cells
-from pipeline.marts.inputs import EVERY_MART, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, load_runs
-from pipeline.marts.partials import MAX_RANGES, RangeRunner, in_process
-from pipeline.repair import repair_logs
-from pipeline.schemas import contract
-from pipeline.tasks import shoe_ranges
+from pipeline.marts.choices import MAX_RANGES, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, Engine
 from pipeline.user_files import output_file, read_text
+
+if TYPE_CHECKING:
+    from pipeline.marts.partials import RangeRunner
 
 EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
 
@@ -39,7 +36,13 @@ def marts(
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;
     with --master, the rounds are read and aggregated by Spark tasks, a shoe range each."""
     from pipeline.marts.cluster import default_ranges
+    from pipeline.marts.engines import build_marts
+    from pipeline.marts.inputs import EVERY_MART, load_runs
+    from pipeline.marts.partials import in_process
     from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
+    from pipeline.repair import repair_logs
+    from pipeline.schemas import contract
+    from pipeline.tasks import shoe_ranges
 
     runs = load_runs(out, run_id)  # every run is verified before anything is written
     out.check_writable()
@@ -61,8 +64,9 @@ def marts(
     print(f"published {warehouse}: marts of the committed runs{views}")
 
 
-def _range_runner(master: str | None) -> tuple[RangeRunner, int]:
+def _range_runner(master: str | None) -> tuple["RangeRunner", int]:
     """How the shoe ranges' partials run: in this process, or as Spark tasks (with the cluster's cores)."""
+    from pipeline.marts.partials import in_process
     from pipeline.spark import spark_session, under_spark_submit
 
     if master is None and not under_spark_submit():
@@ -84,7 +88,10 @@ def roads(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of drawing the roads.")] = False,
 ) -> None:
     """The five roads of a sequence of results, through the same road code the marts use."""
+    from rich.console import Console
+
     from pipeline.marts import board
+    from pipeline.marts.engines import outcomes_table, road_cells
 
     if (outcomes is None) == (input_file is None):
         raise BaccaratError("give exactly one of --outcomes and --input")

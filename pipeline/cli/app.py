@@ -10,8 +10,6 @@ import typer
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
-from pipeline.games.value import INFINITE
-from pipeline.storage import Store
 
 app = typer.Typer(
     add_completion=False,
@@ -23,12 +21,21 @@ app = typer.Typer(
     help="Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports.",
 )
 
-OutOption = Annotated[Store, typer.Option(
-    parser=Store.parse, metavar="PATH|URI",
+
+
+def parse_store(text: str):
+    """--out as a pipeline.storage.Store, loaded only by the commands that read or write tables."""
+    from pipeline.storage import Store
+
+    return Store.parse(text)
+
+
+OutOption = Annotated[object, typer.Option(  # a Store: typer parses the default too
+    parser=parse_store, metavar="PATH|URI",
     help="Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://).")]
 WarehouseOption = Annotated[Path | None, typer.Option(
     help="The DuckDB warehouse file; default OUT/warehouse.duckdb for a local OUT, else ./warehouse.duckdb.")]
-DEFAULT_OUT = Store.parse("data")
+DEFAULT_OUT = "data"
 
 RulesOption = Annotated[
     str, typer.Option("--rules", help="A rule set in conf/rules by name, or the path of a YAML file.")
@@ -39,6 +46,8 @@ MasterOption = Annotated[str | None, typer.Option(help="Spark master URL; defaul
 
 def parse_decks(text: str) -> int | str:
     """--decks: a count of decks, or `infinite` (cards dealt with replacement) for games with options."""
+    from pipeline.games.value import INFINITE
+
     if text == INFINITE:
         return INFINITE
     if not text.isdigit() or not MIN_DECKS <= int(text) <= MAX_DECKS:
@@ -52,6 +61,8 @@ DecksOption = Annotated[int | None, typer.Option(  # an int, or INFINITE from th
 
 
 def shoe_text(decks: int | str) -> str:
+    from pipeline.games.value import INFINITE
+
     return "infinite deck (with replacement)" if decks == INFINITE else decks_text(decks)
 
 

@@ -12,9 +12,6 @@ from pipeline.cli.app import DecksOption, JsonOption, RulesOption, no_banque_ban
 from pipeline.errors import BaccaratError
 from pipeline.exact import Odds, exact_odds
 from pipeline.games import banque
-from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
-from pipeline.games.strategies import load_strategy, write_strategies
-from pipeline.games.value import INFINITE, pair_document, pair_value, shoe_of
 from pipeline.render import TextTable, show
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
 from pipeline.user_files import output_folder
@@ -33,6 +30,8 @@ def odds(
 ) -> None:
     """Exact odds of every outcome and bet, by counting card combinations from a full shoe; in a game
     with options (chemin de fer), the exact value of a strategy pair; in baccarat banque, of a policy profile."""
+    from pipeline.games.value import INFINITE
+
     rule_set = load_rule_set(rules)
     if rule_set.two_hands is not None:
         _banque_odds(rule_set, decks, player_strategy, banker_strategy, banker_policy, as_json)
@@ -76,6 +75,9 @@ def warn_player_edges(odds: Odds) -> None:
 
 def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
                         as_json: bool) -> None:
+    from pipeline.games.strategies import load_strategy
+    from pipeline.games.value import pair_document, pair_value, shoe_of
+
     if player_strategy is None or banker_strategy is None:
         raise BaccaratError(f"rule set {rule_set.name!r} leaves drawing decisions to the players: give "
                             "--player-strategy NAME and --banker-strategy NAME (see conf/strategies)")
@@ -138,6 +140,10 @@ def solve(
 ) -> None:
     """An equilibrium of chemin de fer, exactly: minimax without commission, Nash with one (and whether it
     is the only one)."""
+    from pipeline.games.solve import commission_of, equilibrium_document, equilibrium_strategies, solve_rules
+    from pipeline.games.strategies import write_strategies
+    from pipeline.games.value import shoe_of
+
     if strategies_folder is not None:
         strategies_folder = output_folder(strategies_folder, "--write-strategies")
     rule_set, decks = shoe_of(load_rule_set(rules), decks)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,19 +24,15 @@ from pipeline.cli.app import (
 )
 from pipeline.cli.exact import warn_player_edges
 from pipeline.errors import BaccaratError
-from pipeline.exact import exact_odds
 from pipeline.games.banque import DEFAULT_POLICY
-from pipeline.games.pairs import strategy_pair
-from pipeline.jobs import already_committed, run_job
-from pipeline.repair import repair_data_tables, repair_logs
-from pipeline.marts.engines import Engine
-from pipeline.marts.inputs import ROAD_CELLS_SHOES, ROAD_STATS_SHOES
+from pipeline.marts.choices import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, Engine
 from pipeline.render import TextTable, show
 from pipeline.rule_sets import DEFAULT_RULES, load_rule_set
-from pipeline.runs import RunRecord, check_run_id, read_run
-from pipeline.spark import spark_session
 from pipeline.simulate.limits import MAX_PARTITIONS, MAX_SEED, MAX_SHOES
-from pipeline.storage import Store
+
+if TYPE_CHECKING:  # the commands load the job machinery (pyarrow, Delta Lake, Spark) when they run
+    from pipeline.runs import RunRecord
+    from pipeline.storage import Store
 
 ShoesOption = Annotated[int, typer.Option(min=1, max=MAX_SHOES, help="How many shoes to deal (at most 10**10).")]
 SeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Run seed, 0 to 2**64-1.")]
@@ -91,6 +87,9 @@ def _rate(rounds_per_second: float) -> str:
 def _run_on_spark(plan, master: str | None, what: str, shoes: int,
                   default_partitions: Callable[[int, int], int]) -> dict:
     """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress."""
+    from pipeline.jobs import run_job
+    from pipeline.spark import spark_session
+
     spark = spark_session(master, f"baccarat {what}")
     if plan.partitions is None:
         plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
@@ -106,7 +105,7 @@ def leaves_no_empty_folder(command: Callable) -> Callable:
     before writing anything into it, goes again, with the parent folders it created."""
 
     @functools.wraps(command)
-    def guarded(*args, out: Store = DEFAULT_OUT, **kwargs):
+    def guarded(*args, out: "Store" = DEFAULT_OUT, **kwargs):
         created = [] if not out.is_local else [folder for folder in (out.local_path(), *out.local_path().parents)
                                                 if not folder.exists()]
         try:
@@ -160,9 +159,13 @@ def simulate(
                               banker_strategy)
 
 
-def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
+def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out: "Store", overwrite: bool,
                        master: str | None, partitions: int | None, player_strategy: str | None,
                        banker_strategy: str | None) -> str:
+    from pipeline.exact import exact_odds
+    from pipeline.games.pairs import strategy_pair
+    from pipeline.jobs import already_committed
+    from pipeline.runs import read_run
     from pipeline.simulate import job
 
     strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
@@ -184,9 +187,10 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     return plan.run_id
 
 
-def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: Store, overwrite: bool,
+def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: "Store", overwrite: bool,
                      master: str | None, partitions: int | None, player_strategy: str | None,
                      banker_strategy: str | None, banker_policy: str | None, decks) -> str:
+    from pipeline.jobs import already_committed
     from pipeline.simulate import banque as banque_job
 
     no_banque_banker_strategy(banker_strategy)
@@ -203,13 +207,15 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: S
     return run.run_id
 
 
-def _print_repairs(out: Store, overwrite: bool) -> None:
+def _print_repairs(out: "Store", overwrite: bool) -> None:
     """With --overwrite, the data tables' logs are repaired first: a line for each repair."""
+    from pipeline.repair import repair_data_tables
+
     for line in repair_data_tables(out) if overwrite else ():
         print(line)
 
 
-def _summary(record: RunRecord, out: Store, seconds: float) -> None:
+def _summary(record: "RunRecord", out: "Store", seconds: float) -> None:
     rounds = record.rounds
     shares = ", ".join(f"{k} {v / rounds:.4%}" for k, v in record.outcomes.items())
     print(f"committed run {record.run_id!r}: {record.shoes:,} shoes, {rounds:,} rounds ({shares})")
@@ -218,7 +224,7 @@ def _summary(record: RunRecord, out: Store, seconds: float) -> None:
           f"row in {out.location('runs')}")
 
 
-def _forget_replaced_run(out: Store, run_id: str) -> None:
+def _forget_replaced_run(out: "Store", run_id: str) -> None:
     from pipeline.marts.replaced import forget_replaced_run
 
     forgotten = forget_replaced_run(out, run_id)
@@ -248,6 +254,9 @@ def composition(
     """Exact EV of every bet before every round of a committed run, from the cards a player has not
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     from pipeline.composition import job as composition_job
+    from pipeline.jobs import already_committed
+    from pipeline.repair import repair_logs
+    from pipeline.runs import check_run_id
 
     plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
     out.check_writable()
@@ -285,6 +294,9 @@ def backtest(
     """Play betting systems over every round of a committed run, session after session in run order,
     each from a fresh bankroll: the Delta table OUT/sessions, in place of the run's earlier sessions."""
     from pipeline.backtest import job as backtest_job
+    from pipeline.jobs import already_committed
+    from pipeline.repair import repair_logs
+    from pipeline.runs import check_run_id
 
     names = _system_names(systems)
     session = {"bankroll": bankroll, "goal": goal, "stop_loss": stop_loss, "max_rounds": max_rounds}

@@ -11,9 +11,6 @@ import typer
 from pipeline.cli.app import DEFAULT_OUT, OutOption, app, count
 from pipeline.errors import BaccaratError
 from pipeline.render import TextTable, show
-from pipeline.repair import verify_store
-from pipeline.runs import RUN_TABLES, check_run_id, read_runs
-from pipeline.storage import MIN_RETENTION_HOURS
 from pipeline.user_files import output_file
 
 
@@ -22,6 +19,8 @@ def runs(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines instead of a table.")] = False,
 ) -> None:
     """The committed runs, with the Delta versions of their commits and their times."""
+    from pipeline.runs import read_runs
+
     records = read_runs(out.check_readable())
     if as_json:
         for record in records:
@@ -44,6 +43,9 @@ def verify(
 ) -> int:
     """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
     records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
+    from pipeline.repair import verify_store
+    from pipeline.runs import check_run_id
+
     problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
     if as_json:
         print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
@@ -54,15 +56,25 @@ def verify(
     return 1 if problems else 0
 
 
+def _at_least_the_minimum_retention(hours: int) -> int:
+    from pipeline.storage import MIN_RETENTION_HOURS
+
+    if hours < MIN_RETENTION_HOURS:
+        raise typer.BadParameter(f"{hours} is under {MIN_RETENTION_HOURS} hours: a running job's files could go")
+    return hours
+
+
 def vacuum(
     out: OutOption = DEFAULT_OUT,
     retention_hours: Annotated[int, typer.Option(
-        min=MIN_RETENTION_HOURS,
+        callback=_at_least_the_minimum_retention,
         help="Only files older than this go: a job still running has written nothing older.")] = 168,
     dry_run: Annotated[bool, typer.Option(help="List what would go, remove nothing.")] = False,
 ) -> None:
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
+    from pipeline.runs import RUN_TABLES, read_runs
+
     records = read_runs(out.check_readable())
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
     for table in out.tables():

@@ -5,7 +5,8 @@ to the driver, which merges them and runs the final queries (pipeline/marts/part
 from math import ceil
 
 from pipeline.errors import WorldFailure
-from pipeline.marts.partials import MAX_RANGES, RangeRunner
+from pipeline.marts.choices import MAX_RANGES
+from pipeline.marts.partials import RangeRunner
 from pipeline.tasks import collect_or_fail
 
 SHOES_PER_RANGE = 100_000  # about 8M rounds: a task's engine holds its partials in a few hundred MB

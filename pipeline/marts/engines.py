@@ -1,20 +1,14 @@
 """The two query engines behind one interface: every mart of a run, and the roads of outcome strings."""
 
-from enum import Enum
-
 import pyarrow as pa
 
 from pipeline.errors import BaccaratError
+from pipeline.marts.choices import Engine
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.partials import RangeRunner, in_process
 
 
 MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the rounds contract
-
-
-class Engine(str, Enum):
-    duckdb = "duckdb"
-    polars = "polars"
 
 
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,

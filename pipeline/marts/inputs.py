@@ -30,8 +30,6 @@ COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
 # Built for a run that has sessions rows (`baccarat backtest`); a run without them has no rows there.
 SYSTEM_MARTS = ("system_outcomes", "system_edge", "bankroll_paths", "drawdowns")
 EVERY_MART = MARTS + COMPOSITION_MARTS + SYSTEM_MARTS
-ROAD_CELLS_SHOES = 200
-ROAD_STATS_SHOES = 10_000
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
 # A round each outcome of a game with options settles like: its bets (player, banker) pay on the winner alone.
 _WON_BY = {"banker": Result(0, 1, 2, 2), "player": Result(1, 0, 2, 2), "tie": Result(0, 0, 2, 2)}

@@ -23,7 +23,6 @@ SUMMED = {
     "road_outcomes": (),  # the outcomes of the shoes the roads are built for, by shoe and round
 }
 OPENING_ROUNDS = 100  # ev_convergence.sql: checkpoints below 100 rounds read single rounds
-MAX_RANGES = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -38,3 +38,14 @@ def test_a_command_that_needs_duckdb_still_loads_it():
     """The check above can fail: `roads` draws through DuckDB, loaded when the command runs."""
     code = "from pipeline.cli import main\nassert main(['roads', '--outcomes', 'BPB', '--json']) == 0"
     assert "duckdb" in heavy_modules_after(code)
+
+
+def test_risk_loads_no_store_arrow_or_job_machinery():
+    """`baccarat risk` took over a second, half of it the CLI loading what only the table commands use."""
+    code = ("from pipeline.cli import main\n"
+            "assert main(['risk', '--bet', 'banker', '--bankroll', '10', '--goal', '10']) == 0\n"
+            "print('loaded:', *(m for m in ('pyarrow', 'pipeline.storage', 'pipeline.runs', 'pipeline.jobs', "
+            "'pipeline.systems', 'pipeline.marts.engines', 'pipeline.repair', 'pipeline.spark') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", f"import sys\n{code}"], capture_output=True, text=True, timeout=120,
+                          check=True)
+    assert done.stdout.splitlines()[-1] == "loaded:"

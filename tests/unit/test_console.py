@@ -3,17 +3,17 @@
 import subprocess
 import sys
 
-# A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches pyarrow).
+# A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches numpy).
 INTERRUPT_WHILE_LOADING = """
 import os, signal, sys
 
-class InterruptOnPyarrow:
+class InterruptOnNumpy:
     def find_spec(self, name, path=None, target=None):
-        if name == "pyarrow":
+        if name == "numpy":
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
-sys.meta_path.insert(0, InterruptOnPyarrow())
+sys.meta_path.insert(0, InterruptOnNumpy())
 sys.argv = ["baccarat", "odds", "--help"]
 from pipeline.console import console
 console()
