@@ -43,20 +43,21 @@ def result_combinations(values: Sequence[int], draw: DrawRules) -> list[int]:
         held[v] -= 1
         return ways
 
+    # Each hand's two cards as a pair of values in either order: the orders deal alike, and as many ways.
     for p1 in range(10):
         w1 = take(p1, 1)
-        for b1 in range(10):
-            w2 = take(b1, w1)
-            for p2 in range(10):
-                w3 = take(p2, w2)
-                for b2 in range(10):
-                    w4 = take(b2, w3)
-                    pt, bt = (p1 + p2) % 10, (b1 + b2) % 10
+        for p2 in range(p1, 10):
+            w2 = take(p2, w1)
+            for b1 in range(10):
+                w3 = take(b1, w2)
+                for b2 in range(b1, 10):
+                    w4 = take(b2, w3) * (1 + (p1 != p2)) * (1 + (b1 != b2))
                     if w4:
-                        _third_cards(pt, bt, w4, held, player_draws, banker_draws, unused, tally)
+                        _third_cards((p1 + p2) % 10, (b1 + b2) % 10, w4, held, player_draws, banker_draws, unused,
+                                     tally)
                     held[b2] += 1
-                held[p2] += 1
-            held[b1] += 1
+                held[b1] += 1
+            held[p2] += 1
         held[p1] += 1
     return tally
 
