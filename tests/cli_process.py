@@ -1,8 +1,12 @@
 """`baccarat` in a process of its own, for the tests of both tiers that must survive a read that blocks."""
 
 import os
+import re
 import subprocess
 import sys
+
+# A job's plain progress line (pipeline/cli/jobs.py, Reporter), on stderr before anything else there.
+PROGRESS_LINE = re.compile(r"(simulate|composition|backtest) \S+: [\d,]+/[\d,]+ shoes, ")
 
 
 def baccarat(args: list[str], cwd) -> subprocess.CompletedProcess:
@@ -14,3 +18,8 @@ def baccarat(args: list[str], cwd) -> subprocess.CompletedProcess:
 def one_line_refusal(status: int, out: str, err: str, message: str) -> None:
     assert status == 2 and out == "", (status, out, err)
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
+def without_progress(err: str) -> str:
+    """What a command printed on stderr but its jobs' progress lines: its errors and warnings."""
+    return "".join(line for line in err.splitlines(keepends=True) if not PROGRESS_LINE.match(line))

@@ -47,13 +47,14 @@ def spark_logs(tmp_path_factory):
 
 @pytest.fixture
 def cli(capsys):
-    """Run `baccarat ARGS...` in process; returns (exit status, stdout, stderr)."""
+    """Run `baccarat ARGS...` in process; returns (exit status, stdout, stderr without the jobs' progress lines)."""
+    from cli_process import without_progress
     from pipeline.cli import main
 
     def run(*args: str):
         status = main([str(arg) for arg in args])
         captured = capsys.readouterr()
-        return status, captured.out, captured.err
+        return status, captured.out, without_progress(captured.err)
 
     return run
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pyspark
 import pytest
+from cli_process import without_progress
 from spark_jobs import read_table, simulate
 from local_s3 import free_port
 from polars.testing import assert_frame_equal
@@ -90,7 +91,8 @@ def test_cluster_run_into_a_bucket_equals_local_run_and_feeds_marts_and_report(c
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     # Nothing on stderr but the JVM's own note, which it prints before any log is set up.
-    assert submitted.stderr == "WARNING: Using incubator modules: jdk.incubator.vector\n", submitted.stderr[-3000:]
+    assert without_progress(submitted.stderr) == "WARNING: Using incubator modules: jdk.incubator.vector\n", \
+        submitted.stderr[-3000:]
     on_cluster = read_run(Store.parse(out), local.run_id)
     assert on_cluster.spark_master == url and on_cluster.partitions == 5
     for table in ("rounds", "shoes"):

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
+from cli_process import without_progress
 from spark_jobs import simulate
 from deltalake import DeltaTable
 
@@ -78,7 +79,7 @@ def finish(process: subprocess.Popen) -> tuple[int, str, str]:
         os.killpg(process.pid, signal.SIGKILL)
         out, err = process.communicate()
         pytest.fail(f"baccarat did not finish in {TIMEOUT} s:\n{err[-3000:]}")
-    return process.returncode, out, err
+    return process.returncode, out, without_progress(err)
 
 
 # ------------------------------------------------------------------ what the stores hold
