@@ -16,7 +16,7 @@ def _quoted(path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-def _range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -> str:
+def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -> str:
     """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0 (the
     files are in shoe order and the runs row counts their rows, so no window or join is needed)."""
     parts = []
@@ -37,12 +37,12 @@ def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
     con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
-    con.execute(f"CREATE VIEW rounds AS {_range_scan(shoes.rounds, shoes, run_row=True)}")
-    con.execute(f"CREATE VIEW shoes AS {_range_scan(shoes.shoes, shoes, run_row=False)}")
+    con.execute(f"CREATE VIEW rounds AS {range_scan(shoes.rounds, shoes, run_row=True)}")
+    con.execute(f"CREATE VIEW shoes AS {range_scan(shoes.shoes, shoes, run_row=False)}")
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
     opening = shoes.opening()
     tables["opening"] = con.sql(
-        f"SELECT run_row, COLUMNS('^net_') FROM ({_range_scan(opening, shoes, run_row=True)}) "
+        f"SELECT run_row, COLUMNS('^net_') FROM ({range_scan(opening, shoes, run_row=True)}) "
         f"WHERE run_row < {OPENING_ROUNDS}" if opening else
         "SELECT run_row, COLUMNS('^net_') FROM rounds LIMIT 0").to_arrow_table()
     sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""

@@ -21,7 +21,8 @@ from pipeline.marts.cluster import spark_ranges
 from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.marts_duckdb import partials
-from pipeline.marts.partials import merge, plan_ranges, road_sample_shoes
+from pipeline.marts import composition_duckdb, composition_polars
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge, plan_ranges, road_sample_shoes
 from pipeline.schemas import contract
 from pipeline.storage import Store
 
@@ -30,7 +31,7 @@ JOB = Path(__file__).parents[2] / "jobs" / "marts.py"
 # files by shoe; road statistics over every shoe (0) or the first 70.
 RUNS = [("punto_banco", 41, 150, 3, 0), ("super_six", 42, 120, 2, 70), ("ez_baccarat", 43, 130, 3, 0),
         ("chemin_de_fer", 44, 120, 3, 0)]
-ROUND_EV_SHOES = 30  # ez baccarat: round_ev rows for its first shoes (`baccarat composition --shoes`)
+ROUND_EV_SHOES = 100  # ez baccarat: round_ev rows for its first shoes (`baccarat composition --shoes`), in 3+ ranges
 ROAD_CELLS_SHOES = 40
 
 
@@ -86,10 +87,27 @@ def test_sessions_straddling_two_ranges_are_summed_from_both(runs):
     ranges = plan_ranges(run, 7)
     assert len(ranges) == 7 and ranges[0].first == 0 and ranges[-1].last == run.record.shoes
     blocks = [partials(run, shoes, sample)["blocks"] for shoes in ranges]
-    merged = merge("blocks", blocks)
+    merged = merge(MERGED["blocks"], blocks)
     assert sum(table.num_rows for table in blocks) > merged.num_rows  # some blocks were in two ranges
     assert sorted(merged["block"].to_pylist()) == list(range(merged.num_rows))
     assert merged["rounds"].to_pylist().count(100) == run.record.rounds // 100
+
+
+@pytest.mark.parametrize("engine", list(Engine))
+def test_composition_partials_of_several_ranges_merge_by_key(runs, engine):
+    """ez baccarat's round_ev rows lie in three of its ranges: each range's count levels and EV groups
+    are partial sums, fewer rows once merged; each shoe's perfect play lies in one range."""
+    run, _ = runs["ez_baccarat"]
+    chosen = composition_duckdb if engine is Engine.duckdb else composition_polars
+    round_ev = tuple(run.added_files("round_ev"))
+    results = [chosen.partials(run, round_ev, shoes) for shoes in plan_ranges(run, 3)]
+    assert all(result["perfect_shoes"].num_rows > 0 for result in results)
+    for name, merging in COMPOSITION_MERGED.items():
+        merged = merge(merging, [result[name] for result in results])
+        together = sum(result[name].num_rows for result in results)
+        assert merged.num_rows == together if name == "perfect_shoes" else merged.num_rows < together, name
+    shoes = merge({}, [result["perfect_shoes"] for result in results])["shoe_id"].to_pylist()
+    assert sorted(set(shoes)) == list(range(ROUND_EV_SHOES))
 
 
 def test_the_command_on_spark_commits_the_marts_of_the_single_process_command(cli, runs, tmp_path):
