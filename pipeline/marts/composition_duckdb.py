@@ -6,7 +6,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.marts_duckdb import parquet_scan, range_scan
+from pipeline.marts.range_views import files_view
 from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
                                      in_process)
 from pipeline.marts.roads_duckdb import sql
@@ -41,9 +41,8 @@ def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     with run.out.duckdb_connection() as con:
         con.execute("SET preserve_insertion_order = false")  # every mart says its order
-        con.execute(f"CREATE VIEW round_ev AS SELECT * FROM {parquet_scan(list(round_ev))} "
-                    f"WHERE shoe_id >= {shoes.first} AND shoe_id < {shoes.last}")
-        con.execute(f"CREATE VIEW rounds AS {range_scan(shoes.rounds, shoes, run_row=False)}")
+        files_view(con, run.out, "round_ev", list(round_ev), shoes)
+        files_view(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes)
         return range_partials(con)
 
 

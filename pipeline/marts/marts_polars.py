@@ -289,7 +289,7 @@ def arrow_table(frame: pl.DataFrame) -> pa.Table:
 
 def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row: bool) -> pl.LazyFrame:
     """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0
-    (as in marts_duckdb.range_scan: the files are in shoe order and the runs row counts their rows)."""
+    (as range_views.rounds_views on a local OUT: the files are in shoe order, the runs row counts their rows)."""
     frames = []
     for file in files:
         index = {"row_index_name": "run_row", "row_index_offset": file.offset} if run_row else {}
