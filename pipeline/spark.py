@@ -120,6 +120,8 @@ def spark_session(master: str | None, app_name: str):
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
+    # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
+    conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     if submitted:
         return SparkSession.builder.config(conf=conf).getOrCreate()
     conf.setMaster(master).set("spark.driver.memory", "512m")

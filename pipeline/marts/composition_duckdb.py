@@ -6,7 +6,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.range_views import files_view
+from pipeline.marts.range_views import files_view, range_connection
 from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
                                      in_process)
 from pipeline.marts.roads_duckdb import sql
@@ -39,8 +39,7 @@ def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
 
 def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
-    with run.out.duckdb_connection() as con:
-        con.execute("SET preserve_insertion_order = false")  # every mart says its order
+    with range_connection(run.out, shoes) as con:
         files_view(con, run.out, "round_ev", list(round_ev), shoes)
         files_view(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes)
         return range_partials(con)

@@ -6,7 +6,7 @@ import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.partials import RangeRunner, ShoeRange, build_from_partials, in_process
-from pipeline.marts.range_views import rounds_views
+from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
 RANGE_PARTIALS = ("shoe_totals", "blocks", "round_groups")  # prep_*.sql over a range's rounds and shoes
@@ -15,8 +15,7 @@ FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the
 
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
-    con = run.out.duckdb_connection()
-    con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
+    con = range_connection(run.out, shoes)
     rounds_views(con, run.out, shoes)
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
     tables["opening"] = con.sql("FROM opening").to_arrow_table()

@@ -42,12 +42,14 @@ class RangeFile:
 
 @dataclass(frozen=True)
 class ShoeRange:
-    """Shoes [first, last) of a run, and the rounds and shoes files holding any of them."""
+    """Shoes [first, last) of a run, the rounds and shoes files holding any of them, and the threads the
+    engine may use for them (None: every core of the host)."""
 
     first: int
     last: int
     rounds: tuple[RangeFile, ...]
     shoes: tuple[RangeFile, ...]
+    threads: int | None = None
 
     def opening(self) -> tuple[RangeFile, ...]:
         """The range's rounds files that hold any of the run's first 100 rounds."""

@@ -9,6 +9,15 @@ from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, ShoeRange
 from pipeline.storage import Store
 
 
+def range_connection(out: Store, shoes: ShoeRange) -> duckdb.DuckDBPyConnection:
+    """A connection for the range's partials, on the threads the range may use."""
+    con = out.duckdb_connection()
+    con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
+    if shoes.threads:
+        con.execute(f"SET threads = {int(shoes.threads)}")
+    return con
+
+
 def _quoted(path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 

@@ -3,6 +3,7 @@ single-process build of the same engine: every mart, same columns and rows in th
 equal, floats within 1e-9 relative; with 1, 3 and 7 ranges on the suite's local[2] session, on runs of
 four rule sets (ez baccarat with round_ev rows, so with its composition marts)."""
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -25,7 +26,8 @@ from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.marts_duckdb import partials
 from pipeline.marts import composition_duckdb, composition_polars
-from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge, plan_ranges, road_sample_shoes
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, plan_ranges, road_sample_shoes
+from pipeline.marts.range_views import range_connection
 from pipeline.schemas import contract
 from pipeline.storage import Store
 
@@ -83,6 +85,23 @@ def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one
     assert set(expected) == set(MARTS) | (set(COMPOSITION_MARTS) if rules == "ez_baccarat" else set())
     assert all(table.num_rows > 0 for table in expected.values())
     assert_same_marts(built, expected)
+
+
+def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
+    """local[2] runs two one-core tasks at once: each task's DuckDB connection and Polars pool have one
+    thread (spark.task.cpus), not one per core of the host."""
+    assert int(spark.sparkContext.getConf().get("spark.task.cpus", "1")) == 1 < (os.cpu_count() or 1)
+    store = Store.parse(str(tmp_path))
+
+    def engine_threads(shoes):
+        import polars
+
+        with range_connection(store, shoes) as con:
+            [(duckdb_threads,)] = con.execute("SELECT current_setting('threads')").fetchall()
+        return {"duckdb": int(duckdb_threads), "polars": polars.thread_pool_size()}
+
+    ranges = [ShoeRange(first, first + 1, (), ()) for first in range(4)]
+    assert spark_ranges(spark.sparkContext)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
 
 
 def test_sessions_straddling_two_ranges_are_summed_from_both(runs):
