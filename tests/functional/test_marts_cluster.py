@@ -260,6 +260,25 @@ def test_marts_tasks_failing_their_first_attempt_are_retried_to_the_marts_of_one
         assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)
 
 
+@pytest.mark.slow
+def test_two_marts_builds_on_spark_at_once_commit_one_copy_of_each_marts_rows(cli, runs, tmp_path):
+    """Two `marts --master` commands (two drivers) build the same run into the same folder at once."""
+    run = runs["chemin_de_fer"][0]
+    single, shared, logs = tmp_path / "single", tmp_path / "shared", tmp_path / "logs"
+    for folder in (single, shared):
+        shutil.copytree(run.out.local_path(), folder)
+    command = baccarat_command("marts", "--out", shared, "--run-id", run.run_id, "--master", "local[1]", "--ranges", 3)
+    builds = [subprocess.Popen(command, env=environment(BACCARAT_LOG_DIR=str(logs)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    done = [build.communicate(timeout=600) + (build.returncode,) for build in builds]
+    assert [status for *_, status in done] == [0, 0], [err[-2000:] for _, err, _ in done]
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    both = committed_marts(str(shared), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(both[name], expected, rel_tol=1e-9)
+
+
 def test_more_ranges_than_shoes_reports_the_spark_tasks_that_ran(spark, cli, tmp_path):
     simulate(spark, tmp_path, seed=44, shoes=3, partitions=1, run_id="three")
     status, printed, err = cli("marts", "--out", tmp_path, "--run-id", "three", "--master", "local[2]",
