@@ -6,8 +6,10 @@ four rule sets (ez baccarat with round_ev rows, so with its composition marts)."
 import os
 import re
 import shutil
+import socket
 from pathlib import Path
 import subprocess
+import time
 import uuid
 
 import polars as pl
@@ -197,6 +199,24 @@ def test_bad_marts_on_spark_arguments_are_one_line_and_write_nothing(cli, runs, 
     before = listing(folder)
     status, printed, err = cli("marts", "--out", folder, *args)
     assert status == 2 and printed == "" and message in err and err.count("\n") == 1
+    assert listing(folder) == before
+
+
+@pytest.mark.parametrize("command", [["marts"], ["simulate", "--shoes", "5", "--seed", "1"]], ids=["marts", "simulate"])
+def test_a_master_that_accepts_connections_but_is_no_spark_master_is_one_line_in_under_10_s(
+        cli, runs, tmp_path, command):
+    """A port whose connections the kernel accepts and nothing answers: Spark itself would wait minutes
+    for its registration, then print a Java trace."""
+    folder = tmp_path / "out"
+    shutil.copytree(runs["punto_banco"][0].out.local_path(), folder)
+    before = listing(folder)
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        master = f"spark://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        status, printed, err = cli(*command, "--out", folder, "--master", master)
+        seconds = time.monotonic() - started
+    assert status == 2 and printed == "" and err.count("\n") == 1
+    assert f"{master} is not a Spark master" in err and seconds < 10
     assert listing(folder) == before
 
 
