@@ -6,6 +6,7 @@ four rule sets (ez baccarat with round_ev rows, so with its composition marts)."
 import os
 import re
 import shutil
+import signal
 import socket
 from pathlib import Path
 import subprocess
@@ -17,7 +18,7 @@ import pyarrow.fs as pafs
 import pytest
 from polars.testing import assert_frame_equal
 from spark_jobs import simulate
-from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster
+from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
 from pipeline import duckdb_files
@@ -297,6 +298,39 @@ def test_two_marts_builds_on_spark_at_once_commit_one_copy_of_each_marts_rows(cl
     for name, expected in committed_marts(str(single), run.run_id).items():
         assert expected.height > 0
         assert_frame_equal(both[name], expected, rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_build_leaves_the_marts_of_one_process(cli, runs, tmp_path, monkeypatch):
+    """A master and two one-core workers; the test seam's marts-gated fault holds every task until the
+    test opens the gate, after it has killed one worker (its executor and Python workers) while each
+    worker runs a task: Spark runs the lost task again on the other worker."""
+    run = runs["chemin_de_fer"][0]
+    single, spread, gate, logs = (tmp_path / name for name in ("single", "spread", "gate", "logs"))
+    for folder in (single, spread):
+        shutil.copytree(run.out.local_path(), folder)
+    gate.mkdir()
+    logs.mkdir()
+    for name, value in (injected("marts-gated") | {"BACCARAT_TEST_GATE": str(gate)}).items():
+        monkeypatch.setenv(name, value)  # the workers' environment, and so their executors'
+    with standalone_cluster(logs, 2) as (url, _, processes):
+        command = baccarat_command("marts", "--out", spread, "--run-id", run.run_id, "--master", url, "--ranges", 4)
+        build = subprocess.Popen(command, env=environment(BACCARAT_LOG_DIR=str(logs)), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: len(list(gate.glob("started-*"))) == 2, "a task on each worker", 300)
+        os.killpg(processes["worker2"].pid, signal.SIGKILL)
+        assert processes["worker2"].wait(timeout=30) != 0
+        (gate / "open").touch()
+        printed, err = build.communicate(timeout=600)
+    assert build.returncode == 0 and err == "", err[-3000:]
+    assert "on 4 Spark tasks" in printed
+    attempts = sorted(path.name for path in gate.glob("started-*"))
+    assert len(attempts) == 5 and sum(name.endswith("-1") for name in attempts) == 1, attempts
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    on_cluster = committed_marts(str(spread), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(on_cluster[name], expected, rel_tol=1e-9)
 
 
 def test_more_ranges_than_shoes_reports_the_spark_tasks_that_ran(spark, cli, tmp_path):
