@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -21,6 +22,7 @@ SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file t
 
 _LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
 MASTER_CONNECT_SECONDS = 5
+_RPC_REQUEST, _RPC_FAILURE, _PROBE_ID = 3, 5, 0x6261636361726174  # Spark's message types; an id of ours
 
 
 def check_master(master: str) -> str:
@@ -37,10 +39,26 @@ def check_master(master: str) -> str:
         if not host or not port.isdigit():
             raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
         try:
-            socket.create_connection((host, int(port)), timeout=MASTER_CONNECT_SECONDS).close()
+            answered = _answers_spark_rpc(host, int(port))
         except OSError as error:
             raise WorldFailure(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
+        if not answered:
+            raise BaccaratError(f"{master} is not a Spark master: {address} accepts connections but does not "
+                                "answer Spark's requests")
     return master
+
+
+def _answers_spark_rpc(host: str, port: int) -> bool:
+    """Whether host:port answers Spark's RPC protocol: an empty RPC request (a frame of 21 bytes: its
+    length, message type 3, a request id, no body) gets a failure reply naming the request (type 5).
+    A server that only accepts the connection would make Spark wait minutes for the registration."""
+    with socket.create_connection((host, port), timeout=MASTER_CONNECT_SECONDS) as connection:
+        connection.sendall(struct.pack(">qbqi", 21, _RPC_REQUEST, _PROBE_ID, 0))
+        try:
+            reply = connection.makefile("rb").read(17)
+        except TimeoutError:
+            return False
+    return len(reply) == 17 and struct.unpack(">qbq", reply)[1:] == (_RPC_FAILURE, _PROBE_ID)
 
 
 def check_java() -> None:
@@ -121,6 +139,8 @@ def spark_session(master: str | None, app_name: str):
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
+    # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
+    conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     if submitted:
         return SparkSession.builder.config(conf=conf).getOrCreate()
     conf.setMaster(master).set("spark.driver.memory", "512m")

@@ -2,6 +2,7 @@
 chosen engine, reading the run's files straight from the store, and returns them (small Arrow tables)
 to the driver, which merges them and runs the final queries (pipeline/marts/partials.py)."""
 
+from dataclasses import replace
 from math import ceil
 
 from pipeline.errors import WorldFailure
@@ -18,10 +19,14 @@ def default_ranges(shoes: int, parallelism: int) -> int:
 
 
 def spark_ranges(context) -> RangeRunner:
-    """Run each range's partials as one Spark task of `context`; a task's OSError is one line (exit 1)."""
+    """Run each range's partials as one Spark task of `context`, its engine on the task's cores
+    (spark.task.cpus: DuckDB's threads by the range, Polars' by the POLARS_MAX_THREADS pipeline/spark.py
+    gives the executors); a task's OSError is one line (exit 1)."""
+    cores = int(context.getConf().get("spark.task.cpus", "1"))
 
     def run_ranges(task, ranges):
-        tasks = context.parallelize(ranges, len(ranges)).map(task)
+        on_cores = [replace(shoes, threads=cores) for shoes in ranges]
+        tasks = context.parallelize(on_cores, len(on_cores)).map(task)
         return collect_or_fail(tasks, lambda: None, WorldFailure)
 
     return run_ranges

@@ -1,27 +1,51 @@
-"""The composition marts in DuckDB: the SQL in pipeline/marts/sql over a run's round_ev rows and rounds."""
+"""The composition marts in DuckDB: the SQL in pipeline/marts/sql, as partials over a range of a run's
+shoes (prep_ev_groups, prep_perfect_shoes, prep_count_levels, from its round_ev rows and rounds) and the
+final queries over the merged partials (pipeline/marts/partials.py)."""
 
 import duckdb
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.marts_duckdb import parquet_scan
+from pipeline.marts.range_views import files_view, range_connection
+from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
+                                     in_process)
 from pipeline.marts.roads_duckdb import sql
 
 
-def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
+def range_partials(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
     """From relations `round_ev` (one row per round: shoe_id, round, unseen_cards, ev_<bet>,
-    true_count_<system>) and `rounds` (shoe_id, round, net_<bet>) of one run, the composition marts
-    as Arrow tables (before the contract's run_id and rules columns)."""
+    true_count_<system>) and `rounds` (shoe_id, round, net_<bet>) of whole shoes, the composition
+    partials as Arrow tables."""
     con.execute(f"CREATE OR REPLACE TEMP VIEW round_evs AS {sql('prep_round_evs')}")
-    con.execute(f"CREATE OR REPLACE TEMP TABLE perfect_play AS {sql('perfect_play')}")  # count_efficiency reads it
-    queries = {name: sql(name) for name in COMPOSITION_MARTS} | {"perfect_play": "SELECT * FROM perfect_play"}
-    return {name: con.sql(queries[name]).to_arrow_table() for name in COMPOSITION_MARTS}
+    return {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in COMPOSITION_MERGED}
 
 
-def build_composition_marts(run: RunInput, round_ev: list[str]) -> dict[str, pa.Table]:
-    """The composition marts of one run from its round_ev files and its rounds."""
-    with run.out.duckdb_connection() as con:
+def finals(merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The composition marts from their merged partials, as Arrow tables (before the contract's run_id
+    and rules columns)."""
+    with duckdb.connect() as con:
         con.execute("SET preserve_insertion_order = false")  # every mart says its order
-        con.execute(f"CREATE VIEW round_ev AS SELECT * FROM {parquet_scan(round_ev)}")
-        con.execute(f"CREATE VIEW rounds AS SELECT * FROM {parquet_scan(run.files('rounds'))}")
-        return composition_marts(con)
+        for name, table in merged.items():
+            con.register(name, table)
+        con.execute(f"CREATE TEMP TABLE perfect_play AS {sql('perfect_play')}")  # count_efficiency reads it
+        queries = {name: sql(name) for name in COMPOSITION_MARTS} | {"perfect_play": "SELECT * FROM perfect_play"}
+        return {name: con.sql(queries[name]).to_arrow_table() for name in COMPOSITION_MARTS}
+
+
+def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
+    """The composition marts of relations `round_ev` and `rounds` (as range_partials takes them)."""
+    return finals(range_partials(con))
+
+
+def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
+    """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
+    with range_connection(run.out, shoes) as con:
+        files_view(con, run.out, "round_ev", list(round_ev), shoes)
+        files_view(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes)
+        return range_partials(con)
+
+
+def build_composition_marts(run: RunInput, round_ev: list[str], ranges: int = 1,
+                            run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """The composition marts of one run from its round_ev files and its rounds, over `ranges` shoe ranges."""
+    return build_composition_from_partials(partials, finals, run, round_ev, ranges, run_ranges)

@@ -1,4 +1,6 @@
-"""The composition marts in Polars: the same tables as composition_duckdb.py, written as lazy queries.
+"""The composition marts in Polars: the same tables as composition_duckdb.py, written as lazy queries,
+as partials over a range of a run's shoes and final queries over the merged partials
+(pipeline/marts/partials.py).
 
 As in marts_polars.py, the SQL in pipeline/marts/sql is the specification: every function here
 mirrors one SQL file (named in its docstring) step for step, and tests/functional/test_composition_marts.py
@@ -9,11 +11,15 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.marts_polars import arrow_table
+from pipeline.marts.marts_polars import arrow_table, range_scan
+from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
+                                     in_process)
 
 BUCKET = 26  # unseen cards per depth bucket
-PERCENTILES = {"p01": 0.01, "p50": 0.5, "p99": 0.99}
+PERCENTILES = {"p01": 1, "p50": 50, "p99": 99}  # in % of a bucket's rounds
 Z95 = 1.96
+DEPTH = ["bet", "unseen_low"]
+COUNTED = ["count_system", "bet"]
 
 
 def _long(frame: pl.LazyFrame, prefix: str, value: str, index: list[str]) -> pl.LazyFrame:
@@ -32,27 +38,41 @@ def round_evs(round_ev: pl.LazyFrame) -> pl.LazyFrame:
             .select("shoe_id", "round", "unseen_cards", bet="name", ev="ev"))
 
 
-def advantage_by_depth(evs: pl.LazyFrame) -> pl.LazyFrame:
-    """advantage_by_depth.sql; quantile "equiprobable" is nearest-rank, as quantile_disc."""
-    ev = pl.col("ev")
+def ev_groups(evs: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_ev_groups.sql"""
     low = (pl.col("unseen_cards") - 1) // BUCKET * BUCKET + 1
-    percentiles = {name: ev.quantile(q, interpolation="equiprobable") for name, q in PERCENTILES.items()}
-    return (evs.group_by("bet", unseen_low=low)
-            .agg(rounds=pl.len().cast(pl.Int64), mean_ev=ev.mean(), sd_ev=ev.std(),
-                 share_positive=(ev > 0).sum() / pl.len(), **percentiles)
-            .select("bet", "unseen_low", (pl.col("unseen_low") + BUCKET - 1).alias("unseen_high"),
+    return evs.group_by("bet", unseen_low=low.cast(pl.Int64), ev="ev").agg(rounds=pl.len().cast(pl.Int64))
+
+
+def advantage_by_depth(groups: pl.LazyFrame) -> pl.LazyFrame:
+    """advantage_by_depth.sql; a percentile is the least EV whose running count reaches its rank."""
+    rounds, ev, through = pl.col("rounds"), pl.col("ev"), pl.col("through")
+    n = rounds.sum()
+    mean = (ev * rounds).sum() / n
+    percentiles = {name: ev.filter(through >= ((n * percent + 99) // 100).clip(lower_bound=1)).min()
+                   for name, percent in PERCENTILES.items()}
+    return (groups.sort(*DEPTH, "ev").with_columns(through=rounds.cum_sum().over(DEPTH))
+            .group_by(DEPTH)
+            .agg(rounds=n.cast(pl.Int64), mean_ev=mean,
+                 sd_ev=pl.when(n > 1).then(((rounds * (ev - mean).pow(2)).sum() / (n - 1)).sqrt()),
+                 share_positive=rounds.filter(ev > 0).sum() / n, **percentiles)
+            .select(*DEPTH, (pl.col("unseen_low") + BUCKET - 1).alias("unseen_high"),
                     "rounds", "mean_ev", "sd_ev", "share_positive", *PERCENTILES)
-            .sort("bet", "unseen_low"))
+            .sort(DEPTH))
 
 
-def perfect_play(evs: pl.LazyFrame, rounds: pl.LazyFrame) -> pl.LazyFrame:
-    """perfect_play.sql"""
+def perfect_shoes(evs: pl.LazyFrame, rounds: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_perfect_shoes.sql"""
     nets = _long(rounds, "net_", "net", ["shoe_id", "round"]).select("shoe_id", "round", bet="name", net="net")
     betting = pl.col("ev") > 0
-    per_shoe = (evs.join(nets, on=["shoe_id", "round", "bet"])
-                .group_by("bet", "shoe_id")
-                .agg(rounds=pl.len().cast(pl.Int64), rounds_bet=betting.sum().cast(pl.Int64),
-                     expected=pl.col("ev").filter(betting).sum(), net=pl.col("net").filter(betting).sum()))
+    return (evs.join(nets, on=["shoe_id", "round", "bet"])
+            .group_by("bet", "shoe_id")
+            .agg(rounds=pl.len().cast(pl.Int64), rounds_bet=betting.sum().cast(pl.Int64),
+                 expected=pl.col("ev").filter(betting).sum(), net=pl.col("net").filter(betting).sum()))
+
+
+def perfect_play(per_shoe: pl.LazyFrame) -> pl.LazyFrame:
+    """perfect_play.sql"""
     net = pl.col("net").cast(pl.Float64)
     half_width = Z95 * net.std() / pl.len().cast(pl.Float64).sqrt()
     return (per_shoe.group_by("bet")
@@ -69,8 +89,8 @@ def perfect_play(evs: pl.LazyFrame, rounds: pl.LazyFrame) -> pl.LazyFrame:
             .sort("bet"))
 
 
-def count_efficiency(round_ev: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFrame:
-    """count_efficiency.sql"""
+def count_levels(round_ev: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_count_levels.sql"""
     names = round_ev.collect_schema().names()
     evs, counts = ([c for c in names if c.startswith(prefix)] for prefix in ("ev_", "true_count_"))
     tc, ev = pl.col("true_count"), pl.col("ev")
@@ -81,14 +101,28 @@ def count_efficiency(round_ev: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFr
               .select(count_system=pl.col("count_column").str.slice(len("true_count_")),
                       bet=pl.col("ev_column").str.slice(len("ev_")), true_count=tc,
                       high_level=(2 * tc).floor().cast(pl.Int64), low_level=(2 * tc).ceil().cast(pl.Int64), ev=ev))
-    keys = ["count_system", "bet"]
-    summed = dict(rounds=pl.len().cast(pl.Int64), ev_sum=ev.sum())
-    levels = pl.concat([paired.group_by(*keys, level=f"{direction}_level").agg(**summed)
-                        .select(*keys, direction=pl.lit(direction), level="level", rounds="rounds", ev_sum="ev_sum")
-                        for direction in ("high", "low")])
-    varies = (tc.min() < tc.max()) & (ev.min() < ev.max())
-    fits = paired.group_by(keys).agg(rounds=pl.len().cast(pl.Int64), correlation=pl.when(varies).then(pl.corr(tc, ev)))
-    series = [*keys, "direction"]
+    sums = dict(rounds=pl.len().cast(pl.Int64), sum_ev=ev.sum(), sum_tc=tc.sum(), sum_ev_ev=(ev * ev).sum(),
+                sum_tc_tc=(tc * tc).sum(), sum_tc_ev=(tc * ev).sum(), min_ev=ev.min(), max_ev=ev.max(),
+                min_tc=tc.min(), max_tc=tc.max())
+    return pl.concat([paired.group_by(*COUNTED, level=f"{direction}_level").agg(**sums)
+                      .select(*COUNTED, direction=pl.lit(direction), level="level", *sums)
+                      for direction in ("high", "low")])
+
+
+def _correlation(levels: pl.LazyFrame) -> pl.LazyFrame:
+    """count_efficiency.sql's fits: the rounds and the correlation of each count system and bet."""
+    n = pl.col("rounds").sum()
+    tc, ev = pl.col("sum_tc").sum(), pl.col("sum_ev").sum()
+    varies = (pl.col("min_tc").min() < pl.col("max_tc").max()) & (pl.col("min_ev").min() < pl.col("max_ev").max())
+    spread = ((n * pl.col("sum_tc_tc").sum() - tc.pow(2)) * (n * pl.col("sum_ev_ev").sum() - ev.pow(2))).sqrt()
+    return (levels.filter(pl.col("direction") == "high").group_by(COUNTED)
+            .agg(rounds=n.cast(pl.Int64),
+                 correlation=pl.when(varies).then((n * pl.col("sum_tc_ev").sum() - tc * ev) / spread)))
+
+
+def count_efficiency(levels: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFrame:
+    """count_efficiency.sql"""
+    series = [*COUNTED, "direction"]
     grid = (levels.group_by(series)
             .agg(level=pl.int_ranges(pl.col("level").min(), pl.col("level").max() + 1).first())
             .explode("level"))
@@ -97,10 +131,10 @@ def count_efficiency(round_ev: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFr
     cumulative = (grid.join(levels, on=[*series, "level"], how="left")
                   .select(*series, "level",
                           rounds_bet=pl.col("rounds").fill_null(0).cum_sum().over(**far_end),
-                          ev_sum=pl.col("ev_sum").fill_null(0).cum_sum().over(**far_end)))
+                          ev_sum=pl.col("sum_ev").fill_null(0).cum_sum().over(**far_end)))
     per_shoe = pl.col("ev_sum") / pl.col("shoes")
     perfect_units = pl.col("perfect_units_per_shoe")
-    return (cumulative.join(fits, on=keys)
+    return (cumulative.join(_correlation(levels), on=COUNTED)
             .join(perfect.select("bet", "shoes", perfect_units_per_shoe="expected_units_per_shoe"), on="bet")
             .select(*series, trigger=pl.col("level") / 2, rounds="rounds", rounds_bet="rounds_bet",
                     share_bet=pl.col("rounds_bet") / pl.col("rounds"),
@@ -111,19 +145,40 @@ def count_efficiency(round_ev: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFr
             .sort(*series, "trigger"))
 
 
-def composition_marts(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa.Table]:
-    """From one run's round_ev rows and rounds (frames as composition_duckdb.composition_marts takes
-    them), the composition marts as Arrow tables (before the contract's run_id and rules columns).
-    Each query scans round_ev alone on the streaming engine, as marts_polars.build_marts does."""
+def range_partials(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa.Table]:
+    """The composition partials of whole shoes' round_ev rows and rounds (frames as
+    composition_duckdb.range_partials takes them). Each query scans alone on the streaming engine, as
+    marts_polars.partials does."""
     evs = round_evs(round_ev)
-    perfect = perfect_play(evs, rounds).collect(engine="streaming").lazy()
-    marts = {"advantage_by_depth": advantage_by_depth(evs), "perfect_play": perfect,
-             "count_efficiency": count_efficiency(round_ev, perfect)}
-    return {name: arrow_table(marts[name].collect(engine="streaming")) for name in COMPOSITION_MARTS}
+    queries = {"ev_groups": ev_groups(evs), "perfect_shoes": perfect_shoes(evs, rounds),
+               "count_levels": count_levels(round_ev)}
+    return {name: arrow_table(queries[name].collect(engine="streaming")) for name in COMPOSITION_MERGED}
 
 
-def build_composition_marts(run: RunInput, round_ev: list[str]) -> dict[str, pa.Table]:
-    """The composition marts of one run from its round_ev files and its rounds."""
+def finals(merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The composition marts from their merged partials, as Arrow tables (before the contract's run_id
+    and rules columns)."""
+    groups, per_shoe, levels = (pl.from_arrow(merged[name]).lazy() for name in COMPOSITION_MERGED)
+    perfect = perfect_play(per_shoe).collect().lazy()
+    marts = {"advantage_by_depth": advantage_by_depth(groups), "perfect_play": perfect,
+             "count_efficiency": count_efficiency(levels, perfect)}
+    return {name: arrow_table(marts[name].collect()) for name in COMPOSITION_MARTS}
+
+
+def composition_marts(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa.Table]:
+    """The composition marts of one run's round_ev rows and rounds (as range_partials takes them)."""
+    return finals(range_partials(round_ev, rounds))
+
+
+def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
+    """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     options = run.out.polars_options()
-    return composition_marts(pl.scan_parquet(round_ev, hive_partitioning=False, storage_options=options),
-                             pl.scan_parquet(run.files("rounds"), hive_partitioning=False, storage_options=options))
+    in_range = pl.col("shoe_id").is_between(shoes.first, shoes.last - 1)
+    evs = pl.scan_parquet(list(round_ev), hive_partitioning=False, storage_options=options).filter(in_range)
+    return range_partials(evs, range_scan(shoes.rounds, shoes, options, run_row=False))
+
+
+def build_composition_marts(run: RunInput, round_ev: list[str], ranges: int = 1,
+                            run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """The composition marts of one run from its round_ev files and its rounds, over `ranges` shoe ranges."""
+    return build_composition_from_partials(partials, finals, run, round_ev, ranges, run_ranges)

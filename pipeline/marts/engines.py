@@ -14,18 +14,20 @@ MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the ro
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
                 run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
     """Every mart of one run, from the partials of `ranges` ranges of its shoes run by run_ranges
-    (pipeline/marts/partials.py); its composition marts when it has round_ev rows and its system marts when
-    it has sessions rows (both in one process)."""
+    (pipeline/marts/partials.py); its composition marts (by the same ranges) when it has round_ev rows and
+    its system marts when it has sessions rows (in one process)."""
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:
         from pipeline.marts import marts_polars as chosen
     return (chosen.build_marts(run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
-            | build_composition_marts(engine, run) | build_system_marts(engine, run))
+            | build_composition_marts(engine, run, ranges, run_ranges) | build_system_marts(engine, run))
 
 
-def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:
-    """The composition marts of a run from its round_ev rows; none for a run without them."""
+def build_composition_marts(engine: Engine, run: RunInput, ranges: int = 1,
+                            run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """The composition marts of a run from its round_ev rows and rounds, by ranges of its shoes run by
+    run_ranges; none for a run without round_ev rows."""
     round_ev = run.added_files("round_ev")
     if not round_ev:
         return {}
@@ -33,7 +35,7 @@ def build_composition_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table
         from pipeline.marts import composition_duckdb as chosen
     else:
         from pipeline.marts import composition_polars as chosen
-    return chosen.build_composition_marts(run, round_ev)
+    return chosen.build_composition_marts(run, round_ev, ranges, run_ranges)
 
 
 def build_system_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:

@@ -5,46 +5,20 @@ queries over the merged partials (pipeline/marts/partials.py)."""
 import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, RangeRunner, ShoeRange, build_from_partials, in_process
+from pipeline.marts.partials import RangeRunner, ShoeRange, build_from_partials, in_process
+from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
 RANGE_PARTIALS = ("shoe_totals", "blocks", "round_groups")  # prep_*.sql over a range's rounds and shoes
 FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the merged partials
 
 
-def _quoted(path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
-def _range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -> str:
-    """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0 (the
-    files are in shoe order and the runs row counts their rows, so no window or join is needed)."""
-    parts = []
-    for file in files:
-        columns = f"{file.offset} + file_row_number AS run_row, * EXCLUDE (file_row_number)" if run_row else "*"
-        where = "" if file.whole else f" WHERE shoe_id >= {shoes.first} AND shoe_id < {shoes.last}"
-        parts.append(f"SELECT {columns} FROM read_parquet({_quoted(file.path)}, file_row_number = {run_row}, "
-                     f"hive_partitioning = false){where}")
-    return " UNION ALL ".join(parts)
-
-
-def parquet_scan(paths: list[str]) -> str:
-    """read_parquet over files of a run, without the partition columns of their folders."""
-    return f"read_parquet([{', '.join(_quoted(path) for path in paths)}], hive_partitioning = false)"
-
-
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
-    con = run.out.duckdb_connection()
-    con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
-    con.execute(f"CREATE VIEW rounds AS {_range_scan(shoes.rounds, shoes, run_row=True)}")
-    con.execute(f"CREATE VIEW shoes AS {_range_scan(shoes.shoes, shoes, run_row=False)}")
+    con = range_connection(run.out, shoes)
+    rounds_views(con, run.out, shoes)
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
-    opening = shoes.opening()
-    tables["opening"] = con.sql(
-        f"SELECT run_row, COLUMNS('^net_') FROM ({_range_scan(opening, shoes, run_row=True)}) "
-        f"WHERE run_row < {OPENING_ROUNDS}" if opening else
-        "SELECT run_row, COLUMNS('^net_') FROM rounds LIMIT 0").to_arrow_table()
+    tables["opening"] = con.sql("FROM opening").to_arrow_table()
     sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""
     tables["road_outcomes"] = con.sql(f"SELECT shoe_id, round, outcome FROM rounds {sample}").to_arrow_table()
     con.close()

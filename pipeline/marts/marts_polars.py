@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import (OPENING_ROUNDS, SUMMED, RangeFile, RangeRunner, ShoeRange, build_from_partials,
+from pipeline.marts.partials import (MERGED, OPENING_ROUNDS, RangeFile, RangeRunner, ShoeRange, build_from_partials,
                                      in_process)
 from pipeline.schemas import SHOE_TOTALS
 
@@ -287,9 +287,9 @@ def arrow_table(frame: pl.DataFrame) -> pa.Table:
     return table.cast(schema)
 
 
-def _range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row: bool) -> pl.LazyFrame:
+def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row: bool) -> pl.LazyFrame:
     """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0
-    (as in marts_duckdb._range_scan: the files are in shoe order and the runs row counts their rows)."""
+    (as range_views.rounds_views on a local OUT: the files are in shoe order, the runs row counts their rows)."""
     frames = []
     for file in files:
         index = {"row_index_name": "run_row", "row_index_offset": file.offset} if run_row else {}
@@ -303,15 +303,15 @@ def _range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
     options = run.out.polars_options()
-    rounds = _range_scan(shoes.rounds, shoes, options, run_row=True)
+    rounds = range_scan(shoes.rounds, shoes, options, run_row=True)
     nets = _nets(rounds)
     outcomes = rounds.select("shoe_id", "round", "outcome")
     opening = shoes.opening()
     queries = {
-        "shoe_totals": shoe_totals(_range_scan(shoes.shoes, shoes, options, run_row=False)),
+        "shoe_totals": shoe_totals(range_scan(shoes.shoes, shoes, options, run_row=False)),
         "blocks": blocks(rounds, nets),
         "round_groups": round_groups(rounds, nets),
-        "opening": (_range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
+        "opening": (range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
         .filter(pl.col("run_row") < OPENING_ROUNDS).select("run_row", *nets),
         "road_outcomes": outcomes.filter(pl.col("shoe_id") < int(sample_shoes)) if sample_shoes else outcomes,
     }
@@ -324,7 +324,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
     """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
     rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
     statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
-    totals, blocks_, groups, opening, outcomes = (pl.from_arrow(merged[name]).lazy() for name in SUMMED)
+    totals, blocks_, groups, opening, outcomes = (pl.from_arrow(merged[name]).lazy() for name in MERGED)
     nets = _nets(blocks_)
     exact_outcomes = pl.from_arrow(run.exact_outcomes()).lazy()
     exact_bets = pl.from_arrow(run.exact_bets()).lazy()

@@ -13,14 +13,21 @@ from pipeline.marts.inputs import RunInput
 from pipeline.runs import FileEntry
 from pipeline.tasks import shoe_ranges
 
-# How each partial merges across ranges: the columns summed (a name, or a prefix ending in "_" for every
-# column starting with it); the others are its key. A partial with none summed has each key in one range.
-SUMMED = {
-    "shoe_totals": (),  # one row per shoe, and a shoe lies in one range
-    "blocks": ("rounds", "net_"),  # a block of 100 rounds (by run_row) may straddle two ranges
-    "round_groups": ("weight",),  # streak indexes end with their shoe
-    "opening": (),  # the run's first 100 rounds, by run_row
-    "road_outcomes": (),  # the outcomes of the shoes the roads are built for, by shoe and round
+# How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
+# column starting with it) and how (a pyarrow aggregation); the others are its key. A partial with none
+# merged has each key in one range.
+MERGED = {
+    "shoe_totals": {},  # one row per shoe, and a shoe lies in one range
+    "blocks": {"rounds": "sum", "net_": "sum"},  # a block of 100 rounds (by run_row) may straddle two ranges
+    "round_groups": {"weight": "sum"},  # streak indexes end with their shoe
+    "opening": {},  # the run's first 100 rounds, by run_row
+    "road_outcomes": {},  # the outcomes of the shoes the roads are built for, by shoe and round
+}
+# The composition marts' partials (sql/prep_ev_groups.sql, prep_perfect_shoes.sql, prep_count_levels.sql).
+COMPOSITION_MERGED = {
+    "ev_groups": {"rounds": "sum"},  # rounds per bet, depth bucket and exact EV
+    "perfect_shoes": {},  # per bet and shoe
+    "count_levels": {"rounds": "sum", "sum_": "sum", "min_": "min", "max_": "max"},
 }
 OPENING_ROUNDS = 100  # ev_convergence.sql: checkpoints below 100 rounds read single rounds
 
@@ -34,12 +41,14 @@ class RangeFile:
 
 @dataclass(frozen=True)
 class ShoeRange:
-    """Shoes [first, last) of a run, and the rounds and shoes files holding any of them."""
+    """Shoes [first, last) of a run, the rounds and shoes files holding any of them, and the threads the
+    engine may use for them (None: every core of the host)."""
 
     first: int
     last: int
     rounds: tuple[RangeFile, ...]
     shoes: tuple[RangeFile, ...]
+    threads: int | None = None
 
     def opening(self) -> tuple[RangeFile, ...]:
         """The range's rounds files that hold any of the run's first 100 rounds."""
@@ -67,23 +76,27 @@ def road_sample_shoes(road_cells_shoes: int, road_stats_shoes: int) -> int:
     return 0 if road_stats_shoes == 0 else max(road_cells_shoes, road_stats_shoes)
 
 
-def _summed(name: str, column: str) -> bool:
-    return any(column == s or (s.endswith("_") and column.startswith(s)) for s in SUMMED[name])
+def _aggregation(merging: dict[str, str], column: str) -> str | None:
+    """How `column` merges (see MERGED), or None for a key column."""
+    for name, how in merging.items():
+        if column == name or (name.endswith("_") and column.startswith(name)):
+            return how
+    return None
 
 
-def merge(name: str, tables: list[pa.Table]) -> pa.Table:
-    """One partial's tables from every range as one: concatenated, and the summed columns added up by key."""
+def merge(merging: dict[str, str], tables: list[pa.Table]) -> pa.Table:
+    """One partial's tables from every range as one: concatenated, and the merged columns aggregated by key."""
     table = pa.concat_tables(tables)
-    summed = [column for column in table.column_names if _summed(name, column)]
-    if len(tables) == 1 or not summed:
+    merged = {column: how for column in table.column_names if (how := _aggregation(merging, column))}
+    if len(tables) == 1 or not merged:
         return table
-    keys = [column for column in table.column_names if column not in summed]
-    merged = table.group_by(keys, use_threads=False).aggregate([(column, "sum") for column in summed])
-    return merged.rename_columns(keys + summed).select(table.column_names).cast(table.schema)
+    keys = [column for column in table.column_names if column not in merged]
+    grouped = table.group_by(keys, use_threads=False).aggregate(list(merged.items()))
+    return grouped.rename_columns(keys + list(merged)).select(table.column_names).cast(table.schema)
 
 
-def merge_partials(results: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
-    return {name: merge(name, [result[name] for result in results]) for name in SUMMED}
+def merge_partials(results: list[dict[str, pa.Table]], merging: dict[str, dict[str, str]]) -> dict[str, pa.Table]:
+    return {name: merge(how, [result[name] for result in results]) for name, how in merging.items()}
 
 
 RangeRunner = Callable[[Callable[[ShoeRange], dict[str, pa.Table]], list[ShoeRange]], list[dict[str, pa.Table]]]
@@ -99,5 +112,13 @@ def build_from_partials(partials_of: Callable, finals: Callable, run: RunInput, 
     ranges, run by run_ranges, merged here, and the engine's finals(run, merged, road_cells_shoes,
     road_stats_shoes)."""
     task = partial(partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
-    merged = merge_partials(run_ranges(task, plan_ranges(run, ranges)))
+    merged = merge_partials(run_ranges(task, plan_ranges(run, ranges)), MERGED)
     return finals(run, merged, road_cells_shoes, road_stats_shoes)
+
+
+def build_composition_from_partials(partials_of: Callable, finals: Callable, run: RunInput, round_ev: list[str],
+                                    ranges: int = 1, run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+    """The composition marts of a run from an engine's partials_of(run, round_ev, shoes) over `ranges` shoe
+    ranges, run by run_ranges, merged here, and the engine's finals(merged)."""
+    task = partial(partials_of, run, tuple(round_ev))
+    return finals(merge_partials(run_ranges(task, plan_ranges(run, ranges)), COMPOSITION_MERGED))

@@ -4,7 +4,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.marts.inputs import SYSTEM_MARTS, RunInput, rated_endings
-from pipeline.marts.marts_duckdb import parquet_scan
+from pipeline.marts.range_views import parquet_scan
 from pipeline.marts.roads_duckdb import sql
 
 

@@ -116,6 +116,12 @@ class Location:
         """The path of a file under OUT as pyarrow's filesystem, DuckDB and polars take it."""
         return self.fs_path(relative) if self.is_local else self.location(relative)
 
+    def filesystem_path(self, reader_path: str) -> str:
+        """A reader_path as OUT's pyarrow filesystem takes it."""
+        if self.is_local:
+            return reader_path
+        return self.fs_path(reader_path.removeprefix(self.location() + "/"))
+
     def warehouse_path(self) -> Path:
         """The default warehouse: a local file, inside a local OUT, else in the current folder."""
         return Path(self.uri, WAREHOUSE) if self.is_local else Path(WAREHOUSE).absolute()

@@ -3,25 +3,34 @@ single-process build of the same engine: every mart, same columns and rows in th
 equal, floats within 1e-9 relative; with 1, 3 and 7 ranges on the suite's local[2] session, on runs of
 four rule sets (ez baccarat with round_ev rows, so with its composition marts)."""
 
+import os
 import re
 import shutil
+import signal
+import socket
 from pathlib import Path
 import subprocess
+import time
+import uuid
 
 import polars as pl
+import pyarrow.fs as pafs
 import pytest
 from polars.testing import assert_frame_equal
 from spark_jobs import simulate
-from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster
+from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
+from pipeline import duckdb_files
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
 from pipeline.marts.cluster import spark_ranges
 from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.marts_duckdb import partials
-from pipeline.marts.partials import merge, plan_ranges, road_sample_shoes
+from pipeline.marts import composition_duckdb, composition_polars
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, plan_ranges, road_sample_shoes
+from pipeline.marts.range_views import range_connection
 from pipeline.schemas import contract
 from pipeline.storage import Store
 
@@ -30,7 +39,7 @@ JOB = Path(__file__).parents[2] / "jobs" / "marts.py"
 # files by shoe; road statistics over every shoe (0) or the first 70.
 RUNS = [("punto_banco", 41, 150, 3, 0), ("super_six", 42, 120, 2, 70), ("ez_baccarat", 43, 130, 3, 0),
         ("chemin_de_fer", 44, 120, 3, 0)]
-ROUND_EV_SHOES = 30  # ez baccarat: round_ev rows for its first shoes (`baccarat composition --shoes`)
+ROUND_EV_SHOES = 100  # ez baccarat: round_ev rows for its first shoes (`baccarat composition --shoes`), in 3+ ranges
 ROAD_CELLS_SHOES = 40
 
 
@@ -65,6 +74,7 @@ def assert_same_marts(built: dict, expected: dict) -> None:
     assert set(built) == set(expected)
     for name, table in expected.items():
         assert built[name].schema == table.schema, name
+        assert built[name].num_rows == table.num_rows, name
         assert_frame_equal(pl.from_arrow(built[name]), pl.from_arrow(table), rel_tol=1e-9)
 
 
@@ -80,16 +90,82 @@ def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one
     assert_same_marts(built, expected)
 
 
+def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
+    """local[2] runs two one-core tasks at once: each task's DuckDB connection and Polars pool have one
+    thread (spark.task.cpus), not one per core of the host."""
+    assert int(spark.sparkContext.getConf().get("spark.task.cpus", "1")) == 1 < (os.cpu_count() or 1)
+    store = Store.parse(str(tmp_path))
+
+    def engine_threads(shoes):
+        import polars
+
+        with range_connection(store, shoes) as con:
+            [(duckdb_threads,)] = con.execute("SELECT current_setting('threads')").fetchall()
+        return {"duckdb": int(duckdb_threads), "polars": polars.thread_pool_size()}
+
+    ranges = [ShoeRange(first, first + 1, (), ()) for first in range(4)]
+    assert spark_ranges(spark.sparkContext)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
+
+
 def test_sessions_straddling_two_ranges_are_summed_from_both(runs):
     run, road_stats_shoes = runs["punto_banco"]
     sample = road_sample_shoes(ROAD_CELLS_SHOES, road_stats_shoes)
     ranges = plan_ranges(run, 7)
     assert len(ranges) == 7 and ranges[0].first == 0 and ranges[-1].last == run.record.shoes
     blocks = [partials(run, shoes, sample)["blocks"] for shoes in ranges]
-    merged = merge("blocks", blocks)
+    merged = merge(MERGED["blocks"], blocks)
     assert sum(table.num_rows for table in blocks) > merged.num_rows  # some blocks were in two ranges
     assert sorted(merged["block"].to_pylist()) == list(range(merged.num_rows))
     assert merged["rounds"].to_pylist().count(100) == run.record.rounds // 100
+
+
+@pytest.mark.parametrize("engine", list(Engine))
+def test_composition_partials_of_several_ranges_merge_by_key(runs, engine):
+    """ez baccarat's round_ev rows lie in three of its ranges: each range's count levels and EV groups
+    are partial sums, fewer rows once merged; each shoe's perfect play lies in one range."""
+    run, _ = runs["ez_baccarat"]
+    chosen = composition_duckdb if engine is Engine.duckdb else composition_polars
+    round_ev = tuple(run.added_files("round_ev"))
+    results = [chosen.partials(run, round_ev, shoes) for shoes in plan_ranges(run, 3)]
+    assert all(result["perfect_shoes"].num_rows > 0 for result in results)
+    for name, merging in COMPOSITION_MERGED.items():
+        merged = merge(merging, [result[name] for result in results])
+        together = sum(result[name].num_rows for result in results)
+        assert merged.num_rows == together if name == "perfect_shoes" else merged.num_rows < together, name
+    shoes = merge({}, [result["perfect_shoes"] for result in results])["shoe_id"].to_pylist()
+    assert sorted(set(shoes)) == list(range(ROUND_EV_SHOES))
+
+
+@pytest.fixture(scope="module")
+def bucket_run(spark, s3_endpoint, tmp_path_factory):
+    """ez baccarat with round_ev rows in a bucket of the local S3 server, and the run in a local copy of it."""
+    import boto3
+
+    name = f"ranges-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
+    store = Store.parse(f"s3://{name}/data")
+    record = simulate(spark, str(store), rules="ez_baccarat", seed=45, shoes=60, partitions=3)
+    run_job(spark, composition_job.plan_for(store, record.run_id, 40, None, partitions=2))
+    local = tmp_path_factory.mktemp("bucket_copy")
+    pafs.copy_files(store.fs_path(), str(local), source_filesystem=store.filesystem,
+                    destination_filesystem=pafs.LocalFileSystem())
+    return load_run(store, record.run_id), load_run(Store.parse(str(local)), record.run_id)
+
+
+@pytest.mark.parametrize("engine", list(Engine))
+def test_marts_of_ranges_read_from_a_bucket_equal_those_of_its_local_copy(bucket_run, engine, monkeypatch):
+    """DuckDB's range tasks read the bucket through pyarrow datasets: not one byte through the Python file
+    object of pipeline/duckdb_files.py (made to fail here)."""
+    def no_python_reads(self, size=-1):
+        raise AssertionError("a range read the bucket through a Python file object")
+
+    monkeypatch.setattr(duckdb_files.PositionalFile, "read", no_python_reads)
+    in_bucket, on_disk = bucket_run
+    built = build_marts(engine, in_bucket, ROAD_CELLS_SHOES, 0, ranges=3)
+    expected = build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)
+    assert set(expected) == set(MARTS) | set(COMPOSITION_MARTS)
+    assert all(table.num_rows > 0 for table in expected.values())
+    assert_same_marts(built, expected)
 
 
 def test_the_command_on_spark_commits_the_marts_of_the_single_process_command(cli, runs, tmp_path):
@@ -134,6 +210,25 @@ def test_an_unreachable_master_is_a_failure_of_the_world_and_writes_nothing(cli,
     status, printed, err = cli("marts", "--out", folder, "--master", "spark://127.0.0.1:1")
     assert status == 1 and printed == "" and err.count("\n") == 1
     assert "cannot reach the Spark master spark://127.0.0.1:1" in err and listing(folder) == before
+
+
+@pytest.mark.parametrize("command", [["marts"], ["simulate", "--shoes", "5", "--seed", "1"]], ids=["marts", "simulate"])
+def test_a_master_that_accepts_connections_but_is_no_spark_master_is_one_line_not_a_hang(
+        cli, runs, tmp_path, command):
+    """A port whose connections the kernel accepts and nothing answers: Spark itself would wait 80-100 s
+    for its registration, then print a Java trace. The bound is a hang guard, not a speed test: the check
+    itself takes its few seconds of connect timeout."""
+    folder = tmp_path / "out"
+    shutil.copytree(runs["punto_banco"][0].out.local_path(), folder)
+    before = listing(folder)
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        master = f"spark://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        status, printed, err = cli(*command, "--out", folder, "--master", master)
+        seconds = time.monotonic() - started
+    assert status == 2 and printed == "" and err.count("\n") == 1
+    assert f"{master} is not a Spark master" in err and seconds < 60
+    assert listing(folder) == before
 
 
 def test_a_missing_file_is_found_before_any_task_runs(cli, runs, tmp_path):
@@ -194,6 +289,58 @@ def test_marts_tasks_failing_their_first_attempt_are_retried_to_the_marts_of_one
     on_spark = committed_marts(str(spread), run.run_id)
     for name, expected in committed_marts(str(single), run.run_id).items():
         assert_frame_equal(on_spark[name], expected, rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_two_marts_builds_on_spark_at_once_commit_one_copy_of_each_marts_rows(cli, runs, tmp_path):
+    """Two `marts --master` commands (two drivers) build the same run into the same folder at once."""
+    run = runs["chemin_de_fer"][0]
+    single, shared, logs = tmp_path / "single", tmp_path / "shared", tmp_path / "logs"
+    for folder in (single, shared):
+        shutil.copytree(run.out.local_path(), folder)
+    command = baccarat_command("marts", "--out", shared, "--run-id", run.run_id, "--master", "local[1]", "--ranges", 3)
+    builds = [subprocess.Popen(command, env=environment(BACCARAT_LOG_DIR=str(logs)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    done = [build.communicate(timeout=600) + (build.returncode,) for build in builds]
+    assert [status for *_, status in done] == [0, 0], [err[-2000:] for _, err, _ in done]
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    both = committed_marts(str(shared), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(both[name], expected, rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_build_leaves_the_marts_of_one_process(cli, runs, tmp_path, monkeypatch):
+    """A master and two one-core workers; the test seam's marts-gated fault holds every task until the
+    test opens the gate, after it has killed one worker (its executor and Python workers) while each
+    worker runs a task: Spark runs the lost task again on the other worker."""
+    run = runs["chemin_de_fer"][0]
+    single, spread, gate, logs = (tmp_path / name for name in ("single", "spread", "gate", "logs"))
+    for folder in (single, spread):
+        shutil.copytree(run.out.local_path(), folder)
+    gate.mkdir()
+    logs.mkdir()
+    for name, value in (injected("marts-gated") | {"BACCARAT_TEST_GATE": str(gate)}).items():
+        monkeypatch.setenv(name, value)  # the workers' environment, and so their executors'
+    with standalone_cluster(logs, 2) as (url, _, processes):
+        command = baccarat_command("marts", "--out", spread, "--run-id", run.run_id, "--master", url, "--ranges", 4)
+        build = subprocess.Popen(command, env=environment(BACCARAT_LOG_DIR=str(logs)), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: len(list(gate.glob("started-*"))) == 2, "a task on each worker", 300)
+        os.killpg(processes["worker2"].pid, signal.SIGKILL)
+        assert processes["worker2"].wait(timeout=30) != 0
+        (gate / "open").touch()
+        printed, err = build.communicate(timeout=600)
+    assert build.returncode == 0 and err == "", err[-3000:]
+    assert "on 4 Spark tasks" in printed
+    attempts = sorted(path.name for path in gate.glob("started-*"))
+    assert len(attempts) == 5 and sum(name.endswith("-1") for name in attempts) == 1, attempts
+    assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
+    on_cluster = committed_marts(str(spread), run.run_id)
+    for name, expected in committed_marts(str(single), run.run_id).items():
+        assert expected.height > 0
+        assert_frame_equal(on_cluster[name], expected, rel_tol=1e-9)
 
 
 def test_more_ranges_than_shoes_reports_the_spark_tasks_that_ran(spark, cli, tmp_path):

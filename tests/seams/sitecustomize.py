@@ -7,12 +7,17 @@ pipeline reads the variable or imports this module.
   sees Spark retry each task.
 - marts-first-attempt: the first attempt of every task of `baccarat marts --master` (a shoe range's
   partials, pipeline/marts/cluster.py) fails before it reads anything.
+- marts-gated: every task of `baccarat marts --master` marks its start with a file
+  started-<first shoe>-<attempt> in the folder BACCARAT_TEST_GATE names, then waits for a file `open`
+  there before it reads anything.
 - grown-object: once its task has recorded what it wrote, each task's first object is stored again in an
   upload's chunk encoding (the size prefix, the bytes, the last chunk), a few bytes longer than recorded.
 """
 
 import functools
 import os
+import time
+from pathlib import Path
 
 FAULT = os.environ.get("BACCARAT_TEST_FAULT")
 
@@ -52,18 +57,30 @@ def _first_attempt_fails(task, shoes):
     return task(shoes)
 
 
-def failing_first_marts_attempt(spark_ranges):
+def _gated(task, shoes):
+    from pyspark import TaskContext
+
+    gate = Path(os.environ["BACCARAT_TEST_GATE"])
+    (gate / f"started-{shoes.first}-{TaskContext.get().attemptNumber()}").touch()
+    while not (gate / "open").exists():
+        time.sleep(0.2)
+    return task(shoes)
+
+
+def wrapped_marts_tasks(spark_ranges, wrapper):
     def ranges_of(context):
         run_ranges = spark_ranges(context)
-        return lambda task, ranges: run_ranges(functools.partial(_first_attempt_fails, task), ranges)
+        return lambda task, ranges: run_ranges(functools.partial(wrapper, task), ranges)
 
     return ranges_of
 
 
-if FAULT == "marts-first-attempt":
+MARTS_FAULTS = {"marts-first-attempt": _first_attempt_fails, "marts-gated": _gated}
+
+if FAULT in MARTS_FAULTS:
     from pipeline.marts import cluster
 
-    cluster.spark_ranges = failing_first_marts_attempt(cluster.spark_ranges)
+    cluster.spark_ranges = wrapped_marts_tasks(cluster.spark_ranges, MARTS_FAULTS[FAULT])
 elif FAULT:
     from pipeline import jobs
 

@@ -1,11 +1,11 @@
-"""The merge of the marts' partials (pipeline/marts/partials.py): summed columns added up by key, in
-their own types; partials whose keys lie in one range only are concatenated."""
+"""The merge of the marts' partials (pipeline/marts/partials.py): merged columns summed, or their least or
+greatest value taken, by key, in their own types; partials whose keys lie in one range only are concatenated."""
 
 from decimal import Decimal
 
 import pyarrow as pa
 
-from pipeline.marts.partials import SUMMED, merge, road_sample_shoes
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge, road_sample_shoes
 
 NET = pa.decimal128(38, 2)
 
@@ -16,7 +16,7 @@ def blocks(block: list[int], rounds: list[int], net: list[str]) -> pa.Table:
 
 
 def test_a_block_straddling_two_ranges_is_summed_from_both():
-    merged = merge("blocks", [blocks([0, 1], [100, 40], ["1.50", "-3.00"]), blocks([1, 2], [60, 7], ["0.95", "2.00"])])
+    merged = merge(MERGED["blocks"], [blocks([0, 1], [100, 40], ["1.50", "-3.00"]), blocks([1, 2], [60, 7], ["0.95", "2.00"])])
     assert merged.schema == blocks([], [], []).schema
     assert sorted(merged.to_pylist(), key=lambda row: row["block"]) == [
         {"block": 0, "rounds": 100, "net_banker": Decimal("1.50")},
@@ -30,7 +30,7 @@ def test_round_groups_sum_their_weights_by_every_other_column():
                          "net_player": pa.array([Decimal(n) for n in net], pa.decimal128(18, 2)),
                          "weight": pa.array(weight, pa.int64())})
 
-    merged = merge("round_groups", [groups(["B", "P"], [0, 0], ["-1.00", "1.00"], [5, 4]),
+    merged = merge(MERGED["round_groups"], [groups(["B", "P"], [0, 0], ["-1.00", "1.00"], [5, 4]),
                                     groups(["B", "B"], [0, 1], ["-1.00", "-1.00"], [2, 1])])
     assert sorted(merged.to_pylist(), key=lambda row: (row["outcome"], row["streak_index"])) == [
         {"outcome": "B", "streak_index": 0, "net_player": Decimal("-1.00"), "weight": 7},
@@ -40,8 +40,25 @@ def test_round_groups_sum_their_weights_by_every_other_column():
 
 def test_partials_keyed_in_one_range_are_concatenated_in_range_order():
     first, second = (pa.table({"run_row": pa.array(rows, pa.int64())}) for rows in ([0, 1], [2]))
-    assert merge("opening", [first, second])["run_row"].to_pylist() == [0, 1, 2]
-    assert SUMMED["opening"] == SUMMED["shoe_totals"] == SUMMED["road_outcomes"] == ()
+    assert merge(MERGED["opening"], [first, second])["run_row"].to_pylist() == [0, 1, 2]
+    assert MERGED["opening"] == MERGED["shoe_totals"] == MERGED["road_outcomes"] == {}
+    assert COMPOSITION_MERGED["perfect_shoes"] == {}
+
+
+def test_count_levels_sum_their_sums_and_keep_the_least_and_greatest_values():
+    def levels(level, rounds, sum_ev, min_ev, max_tc):
+        return pa.table({"count_system": ["hi_lo"] * len(level), "bet": ["banker"] * len(level),
+                         "direction": ["high"] * len(level), "level": pa.array(level, pa.int64()),
+                         "rounds": pa.array(rounds, pa.int64()), "sum_ev": sum_ev, "min_ev": min_ev, "max_tc": max_tc})
+
+    first = levels([0, 1], [3, 2], [0.5, -0.25], [-0.1, 0.2], [0.4, 0.9])
+    merged = merge(COMPOSITION_MERGED["count_levels"], [first, levels([1], [4], [1.0], [-0.3], [0.7])])
+    assert merged.schema == first.schema
+    assert sorted(merged.to_pylist(), key=lambda row: row["level"]) == [
+        {"count_system": "hi_lo", "bet": "banker", "direction": "high", "level": 0, "rounds": 3, "sum_ev": 0.5,
+         "min_ev": -0.1, "max_tc": 0.4},
+        {"count_system": "hi_lo", "bet": "banker", "direction": "high", "level": 1, "rounds": 6, "sum_ev": 0.75,
+         "min_ev": -0.3, "max_tc": 0.9}]
 
 
 def test_the_roads_need_the_outcomes_of_the_larger_sample_or_of_every_shoe():

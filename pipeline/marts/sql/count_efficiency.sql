@@ -3,56 +3,39 @@
 -- 'high') or at or below it ('low'), as a count file's favourable_when says. Triggers step by 1/2
 -- over the true counts the run reached: a round at level k = floor(2 x true count) is bet 'high'
 -- at every trigger k / 2 and below, one at level ceil(2 x true count) 'low' at every trigger from
--- it up, so the figures at a trigger add up the levels from the far end. Expected units per shoe
--- are the sum of the exact EVs bet over the shoes of the run; share_of_perfect divides them by
--- perfect play's (input perfect_play). The correlation of the true count and the exact EV is over
--- every round (null when either does not vary).
-WITH paired AS (  -- each round once per count system and bet: round_ev unpivoted twice, no join
-    UNPIVOT (
-        UNPIVOT (SELECT COLUMNS('^ev_'), COLUMNS('^true_count_') FROM round_ev)
-        ON COLUMNS('^ev_') INTO NAME ev_column VALUE ev
-    )
-    ON COLUMNS('^true_count_') INTO NAME count_column VALUE true_count
-),
-summed AS (  -- one pass over the pairs: per level of each direction, and over every level
-    SELECT substr(count_column, 12) AS count_system, substr(ev_column, 4) AS bet,
-           floor(2 * true_count)::BIGINT AS high_level, ceil(2 * true_count)::BIGINT AS low_level,
-           grouping(high_level) = 0 AS by_high_level, grouping(low_level) = 0 AS by_low_level,
-           count(*) AS rounds, sum(ev) AS ev_sum,
-           CASE WHEN min(true_count) < max(true_count) AND min(ev) < max(ev) THEN corr(true_count, ev) END
-               AS correlation
-    FROM paired
-    GROUP BY GROUPING SETS ((count_column, ev_column, high_level), (count_column, ev_column, low_level),
-                            (count_column, ev_column))
-),
-levels AS (
-    SELECT count_system, bet, 'high' AS direction, high_level AS level, rounds, ev_sum
-    FROM summed WHERE by_high_level
-    UNION ALL
-    SELECT count_system, bet, 'low' AS direction, low_level AS level, rounds, ev_sum
-    FROM summed WHERE by_low_level
-),
-fits AS (
-    SELECT count_system, bet, rounds, correlation FROM summed WHERE NOT by_high_level AND NOT by_low_level
+-- it up, so the figures at a trigger add up the levels from the far end (input count_levels).
+-- Expected units per shoe are the sum of the exact EVs bet over the shoes of the run;
+-- share_of_perfect divides them by perfect play's (input perfect_play). The correlation of the
+-- true count and the exact EV is over every round, from the sums of the 'high' levels (null when
+-- either does not vary).
+WITH fits AS (
+    SELECT count_system, bet, sum(rounds) AS n,
+           CASE WHEN min(min_tc) < max(max_tc) AND min(min_ev) < max(max_ev) THEN
+               (n * sum(sum_tc_ev) - sum(sum_tc) * sum(sum_ev))
+               / sqrt((n * sum(sum_tc_tc) - sum(sum_tc) ^ 2) * (n * sum(sum_ev_ev) - sum(sum_ev) ^ 2))
+           END AS correlation
+    FROM count_levels
+    WHERE direction = 'high'
+    GROUP BY count_system, bet
 ),
 grid AS (
     SELECT count_system, bet, direction, unnest(range(min(level), max(level) + 1)) AS level
-    FROM levels
+    FROM count_levels
     GROUP BY count_system, bet, direction
 ),
 cumulative AS (
     SELECT g.count_system, g.bet, g.direction, g.level,
            sum(coalesce(l.rounds, 0)) OVER far_end AS rounds_bet,
-           sum(coalesce(l.ev_sum, 0)) OVER far_end AS ev_sum
+           sum(coalesce(l.sum_ev, 0)) OVER far_end AS ev_sum
     FROM grid AS g
-    LEFT JOIN levels AS l
+    LEFT JOIN count_levels AS l
            ON l.count_system = g.count_system AND l.bet = g.bet AND l.direction = g.direction AND l.level = g.level
     WINDOW far_end AS (PARTITION BY g.count_system, g.bet, g.direction
                        ORDER BY CASE g.direction WHEN 'high' THEN -g.level ELSE g.level END
                        ROWS UNBOUNDED PRECEDING)
 )
-SELECT c.count_system, c.bet, c.direction, c.level / 2 AS trigger, f.rounds, c.rounds_bet,
-       c.rounds_bet / f.rounds AS share_bet,
+SELECT c.count_system, c.bet, c.direction, c.level / 2 AS trigger, f.n::BIGINT AS rounds, c.rounds_bet,
+       c.rounds_bet / f.n AS share_bet,
        c.ev_sum / nullif(c.rounds_bet, 0) AS mean_ev_bet,
        c.ev_sum / p.shoes AS expected_units_per_shoe,
        p.expected_units_per_shoe AS perfect_units_per_shoe,
