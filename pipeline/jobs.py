@@ -179,9 +179,12 @@ def _check_written(plan: JobPlan, files: list[dict]) -> None:
 def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None) -> Any:
     """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
 
-    on_progress(shoes_done, rows_done) is called on the driver about ten times a second."""
+    on_progress(shoes_done, rows_done) is called on the driver about ten times a second. A plan whose
+    tasks need what a first Spark stage finds has prepared(context), returning the plan they run."""
     started = datetime.now(UTC)
     context = spark.sparkContext
+    if hasattr(plan, "prepared"):
+        plan = plan.prepared(context)
     settings = plan.out.settings_names()
     results = run_ranges(
         context, plan.ranges(), lambda first, last, report_batch: run_task(plan, settings, first, last, report_batch),

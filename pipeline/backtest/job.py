@@ -1,22 +1,23 @@
 """The backtest job, on the job skeleton (pipeline.jobs): Spark schedules ranges of a committed run's
-shoes as tasks; each task reads its shoes' rounds from the run's committed files, plays every system's
-sessions that start in its range (finding the first one exactly from the rounds before it, see
-coalesce.py), and writes one Parquet file; the driver commits every file to OUT/sessions in one Delta
-transaction, in place of the run's earlier sessions rows (whatever systems they were of).
+shoes as tasks. A first stage finds where each range's first session of each system begins (entries.py:
+every range played from a guess, the guesses verified on the driver); then each task reads its shoes'
+rounds from the run's committed files, plays every system's sessions that start in its range from
+that exact entry, and writes one Parquet file; the driver commits every file to OUT/sessions in one
+Delta transaction, in place of the run's earlier sessions rows (whatever systems they were of).
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 
-from pipeline.backtest.coalesce import check_bounded, first_start_at, session_bound, TIE
-from pipeline.backtest.rounds import Rounds, read_rounds
+from pipeline.backtest.entries import Chain, check_bounded, exact_entries
+from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
-from pipeline.jobs import Written, content_key, new_tag
+from pipeline.jobs import JobFailed, Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.session_kernel import play_sessions
 from pipeline.rule_sets import RuleSet
@@ -24,11 +25,11 @@ from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.systems import System, load_system
-from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
-LOOKBACK_SHOES = 1  # the first look-back window before a range, doubled until the chains agree
+TIE = 2  # play_sessions' winner code of a tie
 MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered_player", "max_drawdown")
 
 
@@ -40,6 +41,7 @@ class Plan:
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=new_tag)  # tags this job's temporary files
+    entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # see with_entries
     tables = (SESSIONS,)
     application = "baccarat-backtest"
     in_runs = False
@@ -72,6 +74,9 @@ class Plan:
 
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         return write_range(self, first, last, report_batch)
+
+    def prepared(self, context) -> "Plan":
+        return with_entries(self, context)
 
     def table_schema(self, table: str) -> pa.Schema:
         return contract(SESSIONS).table_schema(())
@@ -114,9 +119,7 @@ def write_range(plan: Plan, first: int, last: int,
                 report_batch: Callable[[int, int], None] = lambda shoes, sessions: None) -> dict:
     """Play and write the sessions of every system that start in shoes [first, last) as one file; runs
     inside a Spark task. report_batch(shoes, sessions) hears after each system written."""
-    ahead = read_rounds(plan.out, plan.run, plan.kinds, first, last)
-    end = len(ahead)
-    ahead = ahead.then(_forward(plan, last))
+    ahead, end = _rounds_of(plan, first, last)
     summaries = {}
 
     def batches():
@@ -128,6 +131,13 @@ def write_range(plan: Plan, first: int, last: int,
     files = write_files(plan.out, plan.run_id, name, plan.job, plan.tables, batches(), report_batch,
                         compression="zstd")
     return {"first_shoe": first, "last_shoe": last - 1, "files": files, "summaries": summaries}
+
+
+def _rounds_of(plan: Plan, first: int, last: int) -> tuple[Rounds, int]:
+    """The rounds of shoes [first, last) and the rounds after them that a session starting there may
+    consume; how many are the range's."""
+    ahead = read_rounds(plan.out, plan.run, plan.kinds, first, last)
+    return ahead.then(_forward(plan, last)), len(ahead)
 
 
 def _forward(plan: Plan, last: int) -> Rounds:
@@ -153,30 +163,53 @@ def _covers(system: System, winners: np.ndarray) -> bool:
 
 def _sessions_of(plan: Plan, system: System, first: int, ahead: Rounds, end: int) -> tuple[pa.Table, dict]:
     """The rows of the system's sessions starting in rounds [0, end) of `ahead` (shoes from `first`
-    on), and their summary."""
-    entry = _entry(plan, system, first, ahead)
+    on), from the range's exact entry, and their summary."""
+    known = plan.entries.get(first, {}).get(system.name)  # none for the first range, or sessions within shoes
+    entry = 0 if known is None else _index_of(ahead, known)
     sessions = play_sessions(system, *ahead.arguments(), entry, end)
     return session_rows(system, ahead, sessions), _summary(sessions)
 
 
-def _entry(plan: Plan, system: System, first: int, ahead: Rounds) -> int:
-    """The index in `ahead` (rounds from shoe `first` on) of the first session starting there: from a
-    look-back window of whole shoes before it, doubled until the chains agree or the run's first round
-    is nearer (in cost) than the chains through the window."""
-    if first == 0 or not system.session.span_shoes:
-        return 0
-    shoes = LOOKBACK_SHOES
-    while True:
-        # A window's chains may cost up to H + 1 times its rounds; one chain from the run's first round
-        # costs the rounds before the range: the cheaper of the two.
-        start = 0 if shoes * (system.session.max_rounds + 1) >= first else first - shoes
-        rounds = read_rounds(plan.out, plan.run, plan.kinds, start, first).then(ahead)
-        target = rounds.first_round_of(first)
-        window = rounds.arguments(target + session_bound(system, rounds.winners, target) + 1)
-        entry = first_start_at(play_sessions, system, *window, target, run_start=start == 0)
-        if entry is not None:
-            return entry - target
-        shoes *= 2
+def _index_of(rounds: Rounds, key: int) -> int:
+    """The index in `rounds` of the round of key `key` (of the round after the last held when past them)."""
+    return int(np.searchsorted(rounds.keys(), key))
+
+
+def play_chains(plan: Plan, first: int, last: int, asked: Mapping[str, int | None]) -> dict:
+    """Inside a Spark task: the chain each system of `asked` follows over shoes [first, last) from the
+    round of the key asked, or from the range's first round for None (see entries.py)."""
+    ahead, end = _rounds_of(plan, first, last)
+    keys = np.append(ahead.keys(), shoe_key(plan.shoes))  # the run's end after its last round
+    chains = {}
+    for system in plan.systems:
+        if system.name in asked:
+            entry = 0 if asked[system.name] is None else _index_of(ahead, asked[system.name])
+            sessions = play_sessions(system, *ahead.arguments(), entry, end)
+            starts = sessions["start"]
+            exit_index = int(starts[-1] + sessions["rounds"][-1]) if len(starts) else entry
+            chains[system.name] = Chain(keys[starts], int(keys[exit_index]))
+    return {"first_shoe": first, "chains": chains}
+
+
+def with_entries(plan: Plan, context) -> Plan:
+    """The plan with every range's exact entry for each system whose sessions span shoes, found by a
+    first Spark stage (and a few small ones where the guesses missed), see entries.py."""
+    names = [system.name for system in plan.systems if system.session.span_shoes]
+    ranges = dict(plan.ranges())
+    if not names or len(ranges) == 1:
+        return plan
+    firsts = list(ranges)
+
+    def chains_from(asked: Mapping[int, Mapping[str, int | None]]) -> dict[int, dict[str, Chain]]:
+        results = run_ranges(context, [(first, ranges[first]) for first in asked],
+                             lambda first, last, _: play_chains(plan, first, last, asked[first]),
+                             lambda result: 0, None,
+                             lambda message: JobFailed(f"{plan.what} was not committed: a task failed reading "
+                                                       f"{plan.out}: {message}"))
+        return {result["first_shoe"]: result["chains"] for result in results}
+
+    entries = exact_entries(chains_from, names, firsts, [shoe_key(last) for last in ranges.values()])
+    return replace(plan, entries=entries)
 
 
 def _money(cents: np.ndarray, valid: np.ndarray | None = None) -> list[Decimal | None]:
