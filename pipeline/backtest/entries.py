@@ -1,39 +1,25 @@
-"""Where each range's first session begins, exact, found in parallel by speculation with verification.
+"""Where each range's first session begins, exact, with the ranges played in parallel: speculation
+with verification.
 
-Sessions are consecutive in run order and each is a function of its start alone. A first stage plays
-every range from a guess, its own first round, and keeps the chain of starts it followed and its exit
-(the chain's first start at or after the range's end). The driver then walks the ranges in order: the
-first range's entry is its first round; a range's true entry is the true exit of the range before it.
-When that entry is on the range's guessed chain, the chain from there on is the true one, and the
-range's exit is the chain's. When it is not, the range is played again from its true entry, in a
-small stage over every range so missed (one per system at most), until none is. A start is a round's
-key (Rounds.keys): its shoe and its number in the shoe. See docs/betting-systems.md.
+Sessions are consecutive in run order and each is a function of its start alone. A task cannot know
+where the session holding its range's first round began without every round before it, so it guesses:
+it plays a look-back of rounds before its range from their first round, and keeps the sessions that
+start in its range. Its chain of sessions meets the true chain as soon as one of its starts is a true
+start (a session ending early, at its goal or ruin, moves a chain's starts; two chains that share a
+start share every later one), which the look-back makes likely before the range. The task returns, per
+system, its entry (its first start in the range) and its exit (its first start at or after the range's
+end). The driver checks each range's entry against the exit of the range before it (the first range's
+entry is the run's first round): where they differ, the range is played again from that exit, and the
+checks run again, until none differs. See docs/betting-systems.md.
 """
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from pipeline.errors import BaccaratError
+from pipeline.session_kernel import play_sessions
 from pipeline.systems import System
-
-
-@dataclass(frozen=True)
-class Chain:
-    """A chain of sessions over one range: the keys of the starts it followed in the range, in order,
-    and its exit."""
-
-    starts: np.ndarray  # int64 keys
-    exit: int
-
-    def holds(self, start: int) -> bool:
-        at = int(np.searchsorted(self.starts, start))
-        return at < len(self.starts) and int(self.starts[at]) == start
-
-
-# chains(first shoes of ranges, {first shoe: {system name: entry key, or None for its first round}})
-PlayChains = Callable[[Mapping[int, Mapping[str, int | None]]], dict[int, dict[str, Chain]]]
 
 
 def check_bounded(system: System) -> None:
@@ -44,36 +30,46 @@ def check_bounded(system: System) -> None:
                             "whose sessions span shoes, so that a task reads a bounded number of rounds past its range")
 
 
-def follow(chains: list[Chain], range_ends: list[int], entries: list[int], entry: int) -> int | None:
-    """Extend `entries` (the true entries of the first ranges, `entry` the next one's) along the
-    guessed chains while they hold the true entry; the first range whose chain misses it, or None once
-    every range has its entry. range_ends: the key of each range's end (its next range's first shoe)."""
-    for index in range(len(entries), len(chains)):
-        entries.append(entry)
-        if entry >= range_ends[index]:  # a session from before the range spans all of it
-            continue
-        if not chains[index].holds(entry):
-            return index
-        entry = chains[index].exit
-    return None
+def play_range(system: System, arrays: tuple, keys: np.ndarray, begin: int, end: int,
+               known: int | None) -> tuple[dict[str, np.ndarray], int, int]:
+    """The system's sessions that start in rounds [begin, end) of `arrays` (play_sessions' shoe_ids,
+    winners and nets), and the keys of their entry and exit. They are played from the round of key
+    `known` when given, else from the arrays' first round (a guess, unless it is the run's) for
+    sessions that span shoes, else from `begin`, a shoe's first round. keys: each round's key, and
+    one more, the run's end."""
+    if known is not None:
+        entry = int(np.searchsorted(keys, known))
+    else:
+        entry = 0 if system.session.span_shoes else begin
+    played = play_sessions(system, *arrays, entry, end)
+    starts = played["start"]
+    if len(starts):
+        exit_key = int(keys[starts[-1] + played["rounds"][-1]])
+    else:  # a session from before the range consumed every round of it
+        exit_key = known if known is not None else int(keys[entry])
+    kept = starts >= begin
+    sessions = {name: column[kept] for name, column in played.items()}
+    entry_key = int(keys[sessions["start"][0]]) if kept.any() else exit_key
+    return sessions, entry_key, exit_key
 
 
-def exact_entries(play_chains: PlayChains, names: list[str], firsts: list[int],
-                  range_ends: list[int]) -> dict[int, dict[str, int]]:
-    """Each range's true entry for each system: {first shoe: {system name: key}}. play_chains plays
-    ranges from the entries asked, in parallel; it is called once for the guesses, then once per round
-    of replays of the ranges the walk found missed."""
-    chains = play_chains({first: dict.fromkeys(names) for first in firsts})
-    by_system = {name: [chains[first][name] for first in firsts] for name in names}
-    entries = {name: [] for name in names}
-    missed = {name: follow(by_system[name], range_ends, entries[name], by_system[name][0].starts[0])
-              for name in names}
-    while pending := {name: index for name, index in missed.items() if index is not None}:
-        asked: dict[int, dict[str, int]] = {}
-        for name, index in pending.items():
-            asked.setdefault(firsts[index], {})[name] = entries[name].pop()
-        replayed = play_chains(asked)
-        for name, index in pending.items():
-            by_system[name][index] = replayed[firsts[index]][name]
-            missed[name] = follow(by_system[name], range_ends, entries[name], int(by_system[name][index].starts[0]))
-    return {first: {name: int(entries[name][index]) for name in names} for index, first in enumerate(firsts)}
+def wrong_ranges(results: list[Mapping]) -> list[int]:
+    """The ranges (indices into `results`, each range's task result in run order, with the `entries`
+    and `exits` of every system) whose entries are not the exits of the range before them."""
+    return [index for index in range(1, len(results)) if results[index]["entries"] != results[index - 1]["exits"]]
+
+
+def settle(results: list[dict], play_again: Callable[[dict[int, dict[str, int]]], list[dict]]) -> list[dict]:
+    """The results, every range's entries verified. play_again({index: entries}) plays those ranges
+    again, each from the entries given, and returns their results in that order. The first wrong range
+    is played from exits that are true, so it is right afterwards; the others wrong at the same time
+    are played from the exits known then too, once, and only the first one after that: a system whose
+    chains never meet costs one range per stage, not every later range each time."""
+    results, again_before = list(results), set()
+    while wrong := wrong_ranges(results):
+        again = [index for index in wrong if index == wrong[0] or index not in again_before]
+        again_before.update(again)
+        replayed = play_again({index: dict(results[index - 1]["exits"]) for index in again})
+        for index, result in zip(again, replayed, strict=True):
+            results[index] = result
+    return results

@@ -1,35 +1,37 @@
 """The backtest job, on the job skeleton (pipeline.jobs): Spark schedules ranges of a committed run's
-shoes as tasks. A first stage finds where each range's first session of each system begins (entries.py:
-every range played from a guess, the guesses verified on the driver); then each task reads its shoes'
-rounds from the run's committed files, plays every system's sessions that start in its range from
-that exact entry, and writes one Parquet file; the driver commits every file to OUT/sessions in one
-Delta transaction, in place of the run's earlier sessions rows (whatever systems they were of).
+shoes as tasks; each task reads its shoes' rounds from the run's committed files, plays every system's
+sessions that start in its range (from a guess of where the first one begins, see entries.py), and
+writes one Parquet file; the driver checks every range's guesses against the range before it, has the
+ranges guessed wrong written again from their true entries, and commits every file to OUT/sessions in
+one Delta transaction, in place of the run's earlier sessions rows (whatever systems they were of).
 """
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from math import ceil
 
 import numpy as np
 import pyarrow as pa
 
-from pipeline.backtest.entries import Chain, check_bounded, exact_entries
+from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
-from pipeline.jobs import JobFailed, Written, content_key, new_tag
+from pipeline.jobs import Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
-from pipeline.session_kernel import play_sessions
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.systems import System, load_system
-from pipeline.tasks import part_name, partitions_for, run_ranges, shoe_ranges, write_files
+from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
 TIE = 2  # play_sessions' winner code of a tie
+LOOKBACK_SESSIONS = 150  # of the longest sessions: chains from a guess mostly meet the true chain within it
+ROUNDS_PER_SHOE = 80  # about, in an eight-deck shoe: turns LOOKBACK_SESSIONS into shoes
 MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered_player", "max_drawdown")
 
 
@@ -41,7 +43,8 @@ class Plan:
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=new_tag)  # tags this job's temporary files
-    entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # see with_entries
+    entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # {first shoe: {system: key}} when known
+    lookback_sessions: int = LOOKBACK_SESSIONS
     tables = (SESSIONS,)
     application = "baccarat-backtest"
     in_runs = False
@@ -75,8 +78,8 @@ class Plan:
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         return write_range(self, first, last, report_batch)
 
-    def prepared(self, context) -> "Plan":
-        return with_entries(self, context)
+    def settled(self, results: list[dict], rewrite: Callable) -> list[dict]:
+        return settled(self, results, rewrite)
 
     def table_schema(self, table: str) -> pa.Schema:
         return contract(SESSIONS).table_schema(())
@@ -118,19 +121,50 @@ def _system_for(name: str, session: dict, rule_set: RuleSet) -> System:
 def write_range(plan: Plan, first: int, last: int,
                 report_batch: Callable[[int, int], None] = lambda shoes, sessions: None) -> dict:
     """Play and write the sessions of every system that start in shoes [first, last) as one file; runs
-    inside a Spark task. report_batch(shoes, sessions) hears after each system written."""
+    inside a Spark task. report_batch(shoes, sessions) hears after each system written. The result
+    holds each system's entry and exit (entries.py), which the driver checks."""
+    behind = read_rounds(plan.out, plan.run, plan.kinds, first - _lookback(plan, first), first)
     ahead, end = _rounds_of(plan, first, last)
-    summaries = {}
+    rounds = behind.then(ahead)
+    keys = np.append(rounds.keys(), shoe_key(plan.shoes))
+    summaries, entries, exits = {}, {}, {}
 
     def batches():
         for system in plan.systems:
-            rows, summaries[system.name] = _sessions_of(plan, system, first, ahead, end)
-            yield last - first, (rows,)
+            known = plan.entries.get(first, {}).get(system.name)
+            sessions, entries[system.name], exits[system.name] = play_range(
+                system, rounds.arguments(), keys, len(behind), len(behind) + end, known)
+            summaries[system.name] = _summary(sessions)
+            yield last - first, (session_rows(system, rounds, sessions),)
 
     name = part_name(first, last, content_key(plan.parameters()))
     files = write_files(plan.out, plan.run_id, name, plan.job, plan.tables, batches(), report_batch,
                         compression="zstd")
-    return {"first_shoe": first, "last_shoe": last - 1, "files": files, "summaries": summaries}
+    return {"first_shoe": first, "last_shoe": last - 1, "files": files, "summaries": summaries,
+            "entries": entries, "exits": exits}
+
+
+def _lookback(plan: Plan, first: int) -> int:
+    """How many shoes before `first` a task reads to guess where its first sessions begin: none when
+    the entries are known or no session spans shoes."""
+    spans = [system.session.max_rounds for system in plan.systems if system.session.span_shoes]
+    if first in plan.entries or not spans:
+        return 0
+    return min(first, ceil(plan.lookback_sessions * max(spans) / ROUNDS_PER_SHOE))
+
+
+def settled(plan: Plan, results: list[dict], rewrite: Callable[[Plan, list[tuple[int, int]]], list[dict]]) -> list[dict]:
+    """The tasks' results once every range's entries are verified; rewrite(plan, ranges) runs the
+    plan's tasks again over those ranges (entries.settle)."""
+    ranges = plan.ranges()
+    results = sorted(results, key=lambda result: result["first_shoe"])
+
+    def play_again(asked: dict[int, dict[str, int]]) -> list[dict]:
+        again = replace(plan, entries={ranges[index][0]: entries for index, entries in asked.items()})
+        done = {result["first_shoe"]: result for result in rewrite(again, [ranges[index] for index in asked])}
+        return [done[ranges[index][0]] for index in asked]
+
+    return settle(results, play_again)
 
 
 def _rounds_of(plan: Plan, first: int, last: int) -> tuple[Rounds, int]:
@@ -159,57 +193,6 @@ def _covers(system: System, winners: np.ndarray) -> bool:
     if system.session.ties_count:
         return len(winners) >= system.session.max_rounds
     return np.count_nonzero(winners != TIE) >= system.session.max_rounds
-
-
-def _sessions_of(plan: Plan, system: System, first: int, ahead: Rounds, end: int) -> tuple[pa.Table, dict]:
-    """The rows of the system's sessions starting in rounds [0, end) of `ahead` (shoes from `first`
-    on), from the range's exact entry, and their summary."""
-    known = plan.entries.get(first, {}).get(system.name)  # none for the first range, or sessions within shoes
-    entry = 0 if known is None else _index_of(ahead, known)
-    sessions = play_sessions(system, *ahead.arguments(), entry, end)
-    return session_rows(system, ahead, sessions), _summary(sessions)
-
-
-def _index_of(rounds: Rounds, key: int) -> int:
-    """The index in `rounds` of the round of key `key` (of the round after the last held when past them)."""
-    return int(np.searchsorted(rounds.keys(), key))
-
-
-def play_chains(plan: Plan, first: int, last: int, asked: Mapping[str, int | None]) -> dict:
-    """Inside a Spark task: the chain each system of `asked` follows over shoes [first, last) from the
-    round of the key asked, or from the range's first round for None (see entries.py)."""
-    ahead, end = _rounds_of(plan, first, last)
-    keys = np.append(ahead.keys(), shoe_key(plan.shoes))  # the run's end after its last round
-    chains = {}
-    for system in plan.systems:
-        if system.name in asked:
-            entry = 0 if asked[system.name] is None else _index_of(ahead, asked[system.name])
-            sessions = play_sessions(system, *ahead.arguments(), entry, end)
-            starts = sessions["start"]
-            exit_index = int(starts[-1] + sessions["rounds"][-1]) if len(starts) else entry
-            chains[system.name] = Chain(keys[starts], int(keys[exit_index]))
-    return {"first_shoe": first, "chains": chains}
-
-
-def with_entries(plan: Plan, context) -> Plan:
-    """The plan with every range's exact entry for each system whose sessions span shoes, found by a
-    first Spark stage (and a few small ones where the guesses missed), see entries.py."""
-    names = [system.name for system in plan.systems if system.session.span_shoes]
-    ranges = dict(plan.ranges())
-    if not names or len(ranges) == 1:
-        return plan
-    firsts = list(ranges)
-
-    def chains_from(asked: Mapping[int, Mapping[str, int | None]]) -> dict[int, dict[str, Chain]]:
-        results = run_ranges(context, [(first, ranges[first]) for first in asked],
-                             lambda first, last, _: play_chains(plan, first, last, asked[first]),
-                             lambda result: 0, None,
-                             lambda message: JobFailed(f"{plan.what} was not committed: a task failed reading "
-                                                       f"{plan.out}: {message}"))
-        return {result["first_shoe"]: result["chains"] for result in results}
-
-    entries = exact_entries(chains_from, names, firsts, [shoe_key(last) for last in ranges.values()])
-    return replace(plan, entries=entries)
 
 
 def _money(cents: np.ndarray, valid: np.ndarray | None = None) -> list[Decimal | None]:
