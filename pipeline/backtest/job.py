@@ -8,11 +8,11 @@ one Delta transaction, in place of the run's earlier sessions rows (whatever sys
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from math import ceil
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
@@ -32,6 +32,7 @@ SHOES_PER_TASK = 10_000
 TIE = 2  # play_sessions' winner code of a tie
 LOOKBACK_SESSIONS = 150  # of the longest sessions: chains from a guess mostly meet the true chain within it
 ROUNDS_PER_SHOE = 80  # about, in an eight-deck shoe: turns LOOKBACK_SESSIONS into shoes
+MONEY_TYPE = pa.decimal128(18, 2)  # the sessions contract's amounts
 MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered_player", "max_drawdown")
 
 
@@ -195,23 +196,29 @@ def _covers(system: System, winners: np.ndarray) -> bool:
     return np.count_nonzero(winners != TIE) >= system.session.max_rounds
 
 
-def _money(cents: np.ndarray, valid: np.ndarray | None = None) -> list[Decimal | None]:
-    return [Decimal(int(c)).scaleb(-2) if valid is None or valid[i] else None for i, c in enumerate(cents)]
+def _money(cents: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """Amounts in cents as exact decimals of two places, null where not `valid`: a decimal128 holds its
+    unscaled integer, the cents, as two 64-bit words, low word first."""
+    words = np.empty((len(cents), 2), dtype=np.int64)
+    words[:, 0], words[:, 1] = cents, cents >> 63  # the high word extends the sign
+    money = pa.Array.from_buffers(MONEY_TYPE, len(cents), [None, pa.py_buffer(words)])
+    return money if valid is None else pc.if_else(pa.array(valid), money, pa.scalar(None, MONEY_TYPE))
 
 
 def session_rows(system: System, rounds: Rounds, sessions: dict[str, np.ndarray]) -> pa.Table:
     """The sessions table's rows of play_sessions' result over `rounds`, as the contract orders them."""
     starts = sessions["start"]
-    columns = {"system": [system.name] * len(starts), "first_shoe": rounds.shoe_ids[starts],
+    columns = {"system": pa.repeat(system.name, len(starts)), "first_shoe": rounds.shoe_ids[starts],
                "first_round": rounds.numbers[starts],
                "net": _money(sessions["end_bankroll"] - sessions["start_bankroll"]),
-               "ended": [ENDINGS[code] for code in sessions["ended"]]}
+               "ended": pc.take(pa.array(ENDINGS), pa.array(sessions["ended"]))}
     columns |= {name: _money(sessions[name]) for name in MONEY}
     columns |= {name: sessions[name] for name in ("rounds", "stakes", "table_max_hits")}
     columns |= {f"bankroll_after_{n}": _money(sessions[f"bankroll_after_{n}"], sessions["complete"])
                 for n in CHECKPOINTS}
     schema = contract(SESSIONS).arrow()
-    return pa.table([pa.array(columns[f.name], f.type) for f in schema], schema=schema)
+    return pa.table([pa.array(columns[f.name], f.type) if isinstance(columns[f.name], np.ndarray)
+                     else columns[f.name].cast(f.type) for f in schema], schema=schema)
 
 
 def _summary(sessions: dict[str, np.ndarray]) -> dict:
