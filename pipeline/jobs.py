@@ -186,11 +186,13 @@ def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None
     context = spark.sparkContext
     settings = plan.out.settings_names()
 
+    def failed(message: str) -> JobFailed:
+        return JobFailed(f"{plan.what} was not committed: a task failed writing under {plan.out}: {message}")
+
     def run_tasks(tasks_plan: JobPlan, ranges: list[tuple[int, int]], reporting) -> list[dict]:
-        return run_ranges(
-            context, ranges, lambda first, last, report_batch: run_task(tasks_plan, settings, first, last, report_batch),
-            lambda result: result["files"][0]["rows"], reporting,
-            lambda message: JobFailed(f"{plan.what} was not committed: a task failed writing under {plan.out}: {message}"))
+        return run_ranges(context, ranges,
+                          lambda first, last, report_batch: run_task(tasks_plan, settings, first, last, report_batch),
+                          lambda result: result["files"][0]["rows"], reporting, failed)
 
     results = run_tasks(plan, plan.ranges(), on_progress)
     if hasattr(plan, "settled"):

@@ -154,7 +154,8 @@ def _lookback(plan: Plan, first: int) -> int:
     return min(first, ceil(plan.lookback_sessions * max(spans) / ROUNDS_PER_SHOE))
 
 
-def settled(plan: Plan, results: list[dict], rewrite: Callable[[Plan, list[tuple[int, int]]], list[dict]]) -> list[dict]:
+def settled(plan: Plan, results: list[dict],
+            rewrite: Callable[[Plan, list[tuple[int, int]]], list[dict]]) -> list[dict]:
     """The tasks' results once every range's entries are verified; rewrite(plan, ranges) runs the
     plan's tasks again over those ranges (entries.settle)."""
     ranges = plan.ranges()
