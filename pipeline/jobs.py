@@ -179,14 +179,24 @@ def _check_written(plan: JobPlan, files: list[dict]) -> None:
 def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None) -> Any:
     """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
 
-    on_progress(shoes_done, rows_done) is called on the driver about ten times a second."""
+    on_progress(shoes_done, rows_done) is called on the driver about ten times a second. A plan whose
+    tasks' results must be checked together has settled(results, rewrite): the results to commit, after
+    rewrite(plan, ranges) has run the tasks of another plan over some ranges again."""
     started = datetime.now(UTC)
     context = spark.sparkContext
     settings = plan.out.settings_names()
-    results = run_ranges(
-        context, plan.ranges(), lambda first, last, report_batch: run_task(plan, settings, first, last, report_batch),
-        lambda result: result["files"][0]["rows"], on_progress,
-        lambda message: JobFailed(f"{plan.what} was not committed: a task failed writing under {plan.out}: {message}"))
+
+    def failed(message: str) -> JobFailed:
+        return JobFailed(f"{plan.what} was not committed: a task failed writing under {plan.out}: {message}")
+
+    def run_tasks(tasks_plan: JobPlan, ranges: list[tuple[int, int]], reporting) -> list[dict]:
+        return run_ranges(context, ranges,
+                          lambda first, last, report_batch: run_task(tasks_plan, settings, first, last, report_batch),
+                          lambda result: result["files"][0]["rows"], reporting, failed)
+
+    results = run_tasks(plan, plan.ranges(), on_progress)
+    if hasattr(plan, "settled"):
+        results = plan.settled(results, lambda again, ranges: run_tasks(again, ranges, None))
     for table in plan.tables:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])

@@ -1,10 +1,11 @@
 """Play one betting system over a sequence of rounds: one session, in exact decimals, without Spark.
 
-The backtest job calls `play_session` over a run's rounds in order; the tests call it over hand-made
-rounds. The rules of a session (docs/betting-systems.md): before each round the progression names a
-stake in units; above the table maximum it stays at the maximum or starts over (the system says
-which, and the hit is counted); a stake the bankroll cannot cover starts the progression over; a
-bankroll that cannot cover one unit is ruin. The session ends at the first of goal, ruin, stop-loss,
+The reference of the backtest's compiled loop (pipeline/session_kernel.py), which plays sessions one
+after the other over a run's rounds as this plays one; the tests call it over hand-made rounds. The
+rules of a session (docs/betting-systems.md): before each round the progression names a stake in units;
+above the table maximum it stays at the maximum or starts over (the system says which, and the hit is
+counted); a stake the bankroll cannot cover starts the progression over; a bankroll that cannot cover
+one unit is ruin. The session ends at the first of goal, ruin, stop-loss,
 round limit and, for a session that may not span shoes, the end of its shoe.
 """
 
@@ -13,8 +14,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from math import ceil
 
-import numpy as np
-
 from pipeline.errors import BaccaratError
 from pipeline.systems import DERIVED_ROADS, Chooser, Progression, System
 
@@ -22,7 +21,7 @@ OPPOSITE = {"banker": "player", "player": "banker"}
 SIDE_OF = {"B": "banker", "P": "player"}
 ENDINGS = ("goal", "ruin", "stop_loss", "max_rounds", "shoe_end", "incomplete")
 CHECKPOINTS = (10, 25, 50, 100, 250, 500, 1000)  # the sessions table's bankroll_after_N columns
-WINNER_CODES = "BPT"  # play_sessions' winners: 0 Banker, 1 Player, 2 tie (docs/rules.md)
+WINNER_CODES = "BPT"  # the compiled loop's winners: 0 Banker, 1 Player, 2 tie (docs/rules.md)
 CENTS = 100
 
 
@@ -256,52 +255,3 @@ def check_exact_cents(system: System, nets: Iterable[int]) -> None:
             if stake * net % CENTS:
                 raise BaccaratError(f"system {system.name!r}: a stake of {Decimal(stake).scaleb(-2)} at a net of "
                                     f"{Decimal(net).scaleb(-2)} a unit is not a whole number of cents")
-
-
-def _rounds_from(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: Mapping[str, np.ndarray],
-                 start: int) -> Iterable[Round]:
-    """play_sessions' arrays as Rounds, from index `start` on, built as play_session asks for them."""
-    columns = {kind: nets[kind] for kind in system.sides}
-    for index in range(start, len(shoe_ids)):
-        yield Round(int(shoe_ids[index]), WINNER_CODES[winners[index]],
-                    {kind: Decimal(int(column[index])).scaleb(-2) for kind, column in columns.items()})
-
-
-def _cents(values: Iterable[Decimal]) -> np.ndarray:
-    return np.array([int(value * CENTS) for value in values], dtype=np.int64)
-
-
-def _session_arrays(starts: list[int], results: list[SessionResult]) -> dict[str, np.ndarray]:
-    """play_sessions' result: one entry per session, money in cents."""
-    columns = {"start": np.array(starts, dtype=np.int64)}
-    for name in ("rounds", "stakes", "table_max_hits"):
-        columns[name] = np.array([getattr(r, name) for r in results], dtype=np.int64)
-    columns |= {"start_bankroll": _cents(r.start for r in results), "end_bankroll": _cents(r.end for r in results),
-                "wagered": _cents(r.wagered for r in results),
-                "max_drawdown": _cents(r.max_drawdown for r in results)}
-    for side in ("banker", "player"):
-        columns[f"wagered_{side}"] = _cents(r.wagered_on.get(side, Decimal(0)) for r in results)
-    for position, rounds in enumerate(CHECKPOINTS):
-        columns[f"bankroll_after_{rounds}"] = _cents(r.after[position] for r in results)
-    columns["complete"] = np.array([r.ended != "incomplete" for r in results], dtype=bool)
-    columns["ended"] = np.array([ENDINGS.index(r.ended) for r in results], dtype=np.int8)
-    return columns
-
-
-def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: Mapping[str, np.ndarray],
-                  first: int, stop: int) -> dict[str, np.ndarray]:
-    """Consecutive sessions of `system` over rounds given as arrays (whole shoes in run order): the first
-    from index `first`, each next one from the round after the last its predecessor consumed, until one
-    would start at or after `stop` (or the arrays' end). winners: 0 Banker, 1 Player, 2 tie; nets: each
-    bet kind's net of one unit in hundredths. One entry per session, money in cents, `ended` an index
-    into ENDINGS. The reference: play_session, in exact decimals, session after session."""
-    check_exact_cents(system, (int(net) for kind in system.sides for net in np.unique(nets[kind])))
-    stop = min(stop, len(shoe_ids))
-    starts, results = [], []
-    start = first
-    while start < stop:
-        result = play_session(system, _rounds_from(system, shoe_ids, winners, nets, start))
-        starts.append(start)
-        results.append(result)
-        start += result.rounds
-    return _session_arrays(starts, results)

@@ -69,13 +69,20 @@ def _compiled_form(values: np.ndarray, dtype) -> np.ndarray:
     return np.require(values, dtype, ["C_CONTIGUOUS", "WRITEABLE"])
 
 
+def _one_net_per_residue(nets: np.ndarray) -> list[int]:
+    """One net of each remainder modulo CENTS found: whether a stake times a net is whole cents depends
+    on that remainder alone (and a sort of every net is slow)."""
+    residues = nets % CENTS
+    return [int(nets[np.argmax(residues == residue)]) for residue in np.flatnonzero(np.bincount(residues))]
+
+
 def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: dict[str, np.ndarray],
                   first: int, stop: int) -> dict[str, np.ndarray]:
     """Consecutive sessions of `system` from round `first` until the next would start at or after `stop`
     (see pipeline/play.py for one session): one entry per session in each array."""
     sides = system.sides
     chosen = [_compiled_form(nets[side], np.int64) for side in sides]
-    check_exact_cents(system, (int(net) for net in np.unique(np.concatenate(chosen))))
+    check_exact_cents(system, (net for column in chosen for net in _one_net_per_residue(column)))
     first_nets, second_nets = chosen[0], chosen[-1]
     shoe_ids, winners = _compiled_form(shoe_ids, np.int64), _compiled_form(winners, np.int8)
     params, line = _parameters(system), np.array(system.progression.line, dtype=np.int64)

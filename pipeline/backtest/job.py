@@ -1,24 +1,25 @@
 """The backtest job, on the job skeleton (pipeline.jobs): Spark schedules ranges of a committed run's
 shoes as tasks; each task reads its shoes' rounds from the run's committed files, plays every system's
-sessions that start in its range (finding the first one exactly from the rounds before it, see
-coalesce.py), and writes one Parquet file; the driver commits every file to OUT/sessions in one Delta
-transaction, in place of the run's earlier sessions rows (whatever systems they were of).
+sessions that start in its range (from a guess of where the first one begins, see entries.py), and
+writes one Parquet file; the driver checks every range's guesses against the range before it, has the
+ranges guessed wrong written again from their true entries, and commits every file to OUT/sessions in
+one Delta transaction, in place of the run's earlier sessions rows (whatever systems they were of).
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from decimal import Decimal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from math import ceil
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from pipeline.backtest.coalesce import check_bounded, first_start_at, session_bound, TIE
-from pipeline.backtest.rounds import Rounds, read_rounds
+from pipeline.backtest.entries import check_bounded, play_range, settle
+from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
 from pipeline.jobs import Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
-from pipeline.session_kernel import play_sessions
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
@@ -28,7 +29,10 @@ from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
-LOOKBACK_SHOES = 1  # the first look-back window before a range, doubled until the chains agree
+TIE = 2  # play_sessions' winner code of a tie
+LOOKBACK_SESSIONS = 150  # of the longest sessions: chains from a guess mostly meet the true chain within it
+ROUNDS_PER_SHOE = 80  # about, in an eight-deck shoe: turns LOOKBACK_SESSIONS into shoes
+MONEY_TYPE = pa.decimal128(18, 2)  # the sessions contract's amounts
 MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered_player", "max_drawdown")
 
 
@@ -40,6 +44,8 @@ class Plan:
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=new_tag)  # tags this job's temporary files
+    entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # {first shoe: {system: key}} when known
+    lookback_sessions: int = LOOKBACK_SESSIONS
     tables = (SESSIONS,)
     application = "baccarat-backtest"
     in_runs = False
@@ -72,6 +78,9 @@ class Plan:
 
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         return write_range(self, first, last, report_batch)
+
+    def settled(self, results: list[dict], rewrite: Callable) -> list[dict]:
+        return settled(self, results, rewrite)
 
     def table_schema(self, table: str) -> pa.Schema:
         return contract(SESSIONS).table_schema(())
@@ -113,21 +122,58 @@ def _system_for(name: str, session: dict, rule_set: RuleSet) -> System:
 def write_range(plan: Plan, first: int, last: int,
                 report_batch: Callable[[int, int], None] = lambda shoes, sessions: None) -> dict:
     """Play and write the sessions of every system that start in shoes [first, last) as one file; runs
-    inside a Spark task. report_batch(shoes, sessions) hears after each system written."""
-    ahead = read_rounds(plan.out, plan.run, plan.kinds, first, last)
-    end = len(ahead)
-    ahead = ahead.then(_forward(plan, last))
-    summaries = {}
+    inside a Spark task. report_batch(shoes, sessions) hears after each system written. The result
+    holds each system's entry and exit (entries.py), which the driver checks."""
+    behind = read_rounds(plan.out, plan.run, plan.kinds, first - _lookback(plan, first), first)
+    ahead, end = _rounds_of(plan, first, last)
+    rounds = behind.then(ahead)
+    keys = np.append(rounds.keys(), shoe_key(plan.shoes))
+    summaries, entries, exits = {}, {}, {}
 
     def batches():
         for system in plan.systems:
-            rows, summaries[system.name] = _sessions_of(plan, system, first, ahead, end)
-            yield last - first, (rows,)
+            known = plan.entries.get(first, {}).get(system.name)
+            sessions, entries[system.name], exits[system.name] = play_range(
+                system, rounds.arguments(), keys, len(behind), len(behind) + end, known)
+            summaries[system.name] = _summary(sessions)
+            yield last - first, (session_rows(system, rounds, sessions),)
 
     name = part_name(first, last, content_key(plan.parameters()))
     files = write_files(plan.out, plan.run_id, name, plan.job, plan.tables, batches(), report_batch,
                         compression="zstd")
-    return {"first_shoe": first, "last_shoe": last - 1, "files": files, "summaries": summaries}
+    return {"first_shoe": first, "last_shoe": last - 1, "files": files, "summaries": summaries,
+            "entries": entries, "exits": exits}
+
+
+def _lookback(plan: Plan, first: int) -> int:
+    """How many shoes before `first` a task reads to guess where its first sessions begin: none when
+    the entries are known or no session spans shoes."""
+    spans = [system.session.max_rounds for system in plan.systems if system.session.span_shoes]
+    if first in plan.entries or not spans:
+        return 0
+    return min(first, ceil(plan.lookback_sessions * max(spans) / ROUNDS_PER_SHOE))
+
+
+def settled(plan: Plan, results: list[dict],
+            rewrite: Callable[[Plan, list[tuple[int, int]]], list[dict]]) -> list[dict]:
+    """The tasks' results once every range's entries are verified; rewrite(plan, ranges) runs the
+    plan's tasks again over those ranges (entries.settle)."""
+    ranges = plan.ranges()
+    results = sorted(results, key=lambda result: result["first_shoe"])
+
+    def play_again(asked: dict[int, dict[str, int]]) -> list[dict]:
+        again = replace(plan, entries={ranges[index][0]: entries for index, entries in asked.items()})
+        done = {result["first_shoe"]: result for result in rewrite(again, [ranges[index] for index in asked])}
+        return [done[ranges[index][0]] for index in asked]
+
+    return settle(results, play_again)
+
+
+def _rounds_of(plan: Plan, first: int, last: int) -> tuple[Rounds, int]:
+    """The rounds of shoes [first, last) and the rounds after them that a session starting there may
+    consume; how many are the range's."""
+    ahead = read_rounds(plan.out, plan.run, plan.kinds, first, last)
+    return ahead.then(_forward(plan, last)), len(ahead)
 
 
 def _forward(plan: Plan, last: int) -> Rounds:
@@ -151,51 +197,29 @@ def _covers(system: System, winners: np.ndarray) -> bool:
     return np.count_nonzero(winners != TIE) >= system.session.max_rounds
 
 
-def _sessions_of(plan: Plan, system: System, first: int, ahead: Rounds, end: int) -> tuple[pa.Table, dict]:
-    """The rows of the system's sessions starting in rounds [0, end) of `ahead` (shoes from `first`
-    on), and their summary."""
-    entry = _entry(plan, system, first, ahead)
-    sessions = play_sessions(system, *ahead.arguments(), entry, end)
-    return session_rows(system, ahead, sessions), _summary(sessions)
-
-
-def _entry(plan: Plan, system: System, first: int, ahead: Rounds) -> int:
-    """The index in `ahead` (rounds from shoe `first` on) of the first session starting there: from a
-    look-back window of whole shoes before it, doubled until the chains agree or the run's first round
-    is nearer (in cost) than the chains through the window."""
-    if first == 0 or not system.session.span_shoes:
-        return 0
-    shoes = LOOKBACK_SHOES
-    while True:
-        # A window's chains may cost up to H + 1 times its rounds; one chain from the run's first round
-        # costs the rounds before the range: the cheaper of the two.
-        start = 0 if shoes * (system.session.max_rounds + 1) >= first else first - shoes
-        rounds = read_rounds(plan.out, plan.run, plan.kinds, start, first).then(ahead)
-        target = rounds.first_round_of(first)
-        window = rounds.arguments(target + session_bound(system, rounds.winners, target) + 1)
-        entry = first_start_at(play_sessions, system, *window, target, run_start=start == 0)
-        if entry is not None:
-            return entry - target
-        shoes *= 2
-
-
-def _money(cents: np.ndarray, valid: np.ndarray | None = None) -> list[Decimal | None]:
-    return [Decimal(int(c)).scaleb(-2) if valid is None or valid[i] else None for i, c in enumerate(cents)]
+def _money(cents: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """Amounts in cents as exact decimals of two places, null where not `valid`: a decimal128 holds its
+    unscaled integer, the cents, as two 64-bit words, low word first."""
+    words = np.empty((len(cents), 2), dtype=np.int64)
+    words[:, 0], words[:, 1] = cents, cents >> 63  # the high word extends the sign
+    money = pa.Array.from_buffers(MONEY_TYPE, len(cents), [None, pa.py_buffer(words)])
+    return money if valid is None else pc.if_else(pa.array(valid), money, pa.scalar(None, MONEY_TYPE))
 
 
 def session_rows(system: System, rounds: Rounds, sessions: dict[str, np.ndarray]) -> pa.Table:
     """The sessions table's rows of play_sessions' result over `rounds`, as the contract orders them."""
     starts = sessions["start"]
-    columns = {"system": [system.name] * len(starts), "first_shoe": rounds.shoe_ids[starts],
+    columns = {"system": pa.repeat(system.name, len(starts)), "first_shoe": rounds.shoe_ids[starts],
                "first_round": rounds.numbers[starts],
                "net": _money(sessions["end_bankroll"] - sessions["start_bankroll"]),
-               "ended": [ENDINGS[code] for code in sessions["ended"]]}
+               "ended": pc.take(pa.array(ENDINGS), pa.array(sessions["ended"]))}
     columns |= {name: _money(sessions[name]) for name in MONEY}
     columns |= {name: sessions[name] for name in ("rounds", "stakes", "table_max_hits")}
     columns |= {f"bankroll_after_{n}": _money(sessions[f"bankroll_after_{n}"], sessions["complete"])
                 for n in CHECKPOINTS}
     schema = contract(SESSIONS).arrow()
-    return pa.table([pa.array(columns[f.name], f.type) for f in schema], schema=schema)
+    return pa.table([pa.array(columns[f.name], f.type) if isinstance(columns[f.name], np.ndarray)
+                     else columns[f.name].cast(f.type) for f in schema], schema=schema)
 
 
 def _summary(sessions: dict[str, np.ndarray]) -> dict:

@@ -14,6 +14,12 @@ from pipeline.runs import RunRecord, shoe_rows
 from pipeline.storage import Store
 
 _HUNDRED = pa.scalar(Decimal(100), pa.decimal128(3, 0))
+_ROUND_BITS = 16  # a key's low bits: the round's number in its shoe
+
+
+def shoe_key(shoe: int) -> int:
+    """The key of shoe `shoe`'s start: below every round key of the shoe, above every one before it."""
+    return shoe << _ROUND_BITS
 
 
 @dataclass(frozen=True)
@@ -36,9 +42,9 @@ class Rounds:
                       np.concatenate([self.winners, later.winners]),
                       {kind: np.concatenate([net, later.nets[kind]]) for kind, net in self.nets.items()})
 
-    def first_round_of(self, shoe: int) -> int:
-        """The index of shoe `shoe`'s first round, or of the shoe after the last held when `shoe` is not held."""
-        return int(np.searchsorted(self.shoe_ids, shoe))
+    def keys(self) -> np.ndarray:
+        """Each round's key, the same in every task and increasing in run order: its shoe and number."""
+        return (self.shoe_ids << _ROUND_BITS) | self.numbers
 
 
 def read_rounds(store: Store, run: RunRecord, kinds: tuple[str, ...], first: int, last: int) -> Rounds:
