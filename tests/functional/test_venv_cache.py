@@ -43,11 +43,18 @@ def test_a_venv_is_built_once_and_the_package_installed_at_every_use(calls):
                      ("install", first, "--no-deps")]
 
 
-def test_other_pins_or_dependencies_name_another_venv(calls, monkeypatch):
+def test_other_pins_or_dependencies_name_another_venv(calls):
     pinned = use(AIRFLOW)
     assert use(["apache-airflow==3.3.3"]) != pinned
-    monkeypatch.setattr(venv_cache, "package_dependencies", lambda: ["pyspark==4.0.0"])
-    assert use(AIRFLOW) != pinned
+    assert use([*AIRFLOW, "pyspark==4.0.0"]) != pinned
+    assert use(list(reversed([*AIRFLOW, "pyspark==4.0.0"]))) == use([*AIRFLOW, "pyspark==4.0.0"])
+
+
+def test_without_a_package_only_the_requirements_are_installed(calls):
+    with venv_cache.cached_venv("superset", AIRFLOW, None, {}) as venv:
+        assert calls == [("create", venv.name), ("install", venv.name, AIRFLOW[0])]
+    with venv_cache.cached_venv("superset", AIRFLOW, None, {}):
+        assert len(calls) == 2
 
 
 def test_a_build_interrupted_is_built_again(calls, monkeypatch):
