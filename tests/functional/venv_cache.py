@@ -20,6 +20,9 @@ from caches import cache_folder
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 COMPLETE = "baccarat-venv-complete"  # written last: a venv without it was interrupted while it was built
+# byte-compiled once when built, so that no process started from it compiles its imports again (they would
+# not keep them under PYTHONDONTWRITEBYTECODE); part of the venv's name, as its requirements are
+BUILD_OPTIONS = ["--compile"]
 
 
 def package_dependencies() -> list[str]:
@@ -30,7 +33,8 @@ def package_dependencies() -> list[str]:
 
 
 def venv_key(requirements: list[str]) -> str:
-    described = json.dumps([sys.version, os.path.realpath(sys.executable), platform.machine(), sorted(requirements)])
+    described = json.dumps([sys.version, os.path.realpath(sys.executable), platform.machine(), sorted(requirements),
+                            BUILD_OPTIONS])
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
@@ -73,7 +77,7 @@ def cached_venv(name: str, requirements: list[str], package: Path | None, env: d
             remove_unused(name, venv)
             shutil.rmtree(venv, ignore_errors=True)
             create(venv)
-            install(python, requirements, env)
+            install(python, [*BUILD_OPTIONS, *requirements], env)
             (venv / COMPLETE).write_text("\n".join(requirements) + "\n")
         if package is not None:
             install(python, ["--no-deps", "--force-reinstall", str(package)], env)
