@@ -1,6 +1,7 @@
 """Fixtures of both tiers (nothing here starts a JVM); Spark, S3 and the servers are in
 tests/functional/conftest.py. tests/reference.py is the plain-Python checker both tiers use."""
 
+import os
 import platform
 import shutil
 import subprocess
@@ -8,8 +9,13 @@ from importlib.metadata import PackageNotFoundError, version
 
 import pytest
 import yaml
+from caches import cache_folder
 
 from pipeline.config_files import resource
+
+# numba's compiled kernels (pipeline/session_kernel.py caches them), for the tests' processes and the Spark
+# workers they start, go to the tests' cache folder rather than beside the sources
+os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_folder() / "numba"))
 
 REPORTED_PACKAGES = ("pyspark", "duckdb", "polars", "deltalake", "pyarrow")
 

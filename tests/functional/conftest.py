@@ -8,6 +8,19 @@ from local_s3 import aws_environment, s3_server
 
 from pipeline.spark import spark_session
 
+# The modules that take longest, longest first: `--dist loadfile --no-loadscope-reorder` (.ci/run) hands the
+# modules to the two workers in this order, so that none of them starts when the other worker is nearly done
+LONGEST_FIRST = ("test_airflow.py", "test_exit_codes.py", "test_faults.py", "test_superset.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The longest modules first, every module's tests kept together and in their order."""
+    def rank(item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
+
 
 @pytest.fixture(scope="session")
 def s3_endpoint(tmp_path_factory):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_cluster import cluster  # noqa: F401 (the standalone cluster fixture)
 from test_superset import copy_of_the_package, pip_cache
-from venv_cache import cached_venv
+from venv_cache import cached_venv, package_dependencies
 
 from pipeline.runs import read_run
 from pipeline.storage import Store
@@ -71,7 +71,7 @@ def venv(tmp_path_factory) -> Iterator[Path]:
     afresh; pip's own wheel cache makes a first install download nothing when it is warm."""
     package = copy_of_the_package(tmp_path_factory.mktemp("airflow-package") / "package")
     env = clean_environment() | {"PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
-    with cached_venv("airflow", AIRFLOW, package, env) as cached:
+    with cached_venv("airflow", [*AIRFLOW, *package_dependencies()], package, env) as cached:
         yield cached
 
 

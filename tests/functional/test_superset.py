@@ -7,12 +7,14 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ import requests
 from spark_jobs import simulate
 from superset_dashboard import chart_rows, charts, dashboards, draw_dashboard, import_bundle, render, same, spot_checks
 from test_composition_marts import compose
+from venv_cache import cached_venv
 
 from pipeline.cli import main
 from pipeline.storage import WAREHOUSE
@@ -29,7 +32,8 @@ pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
 RECIPE_ADDRESS = "127.0.0.1:8088"
 EXTRA = {"engine_params": {"connect_args": {"read_only": True}}}
-START_TIMEOUT = 1200  # seconds: the install is most of it
+RECIPE_VENV = 'python3 -m venv "$SUPERSET_HOME/venv"'
+START_TIMEOUT = 1200  # seconds: Superset's first start took 8 minutes on two cores under a load of 18
 OLDEST_READER = "1.0.0"  # the README: DuckDB 1.0 and later open the warehouse
 
 
@@ -85,37 +89,56 @@ def data(spark, tmp_path_factory):
     return out
 
 
+def superset_requirements(script: str) -> list[str]:
+    """What the recipe's `pip install` of Superset puts in its venv, as the recipe spells it."""
+    line = next(line for line in script.splitlines() if line.startswith("pip install") and "apache-superset" in line)
+    return shlex.split(line, comments=True)[2:]
+
+
+def recipe_environment(home: Path) -> dict:
+    """The test's environment without its Python and Superset settings, HOME in the test's folder; pip
+    keeps its own cache of wheels (so a second run downloads nothing) and compiles nothing ahead."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("SUPERSET_")}
+    return env | {"HOME": str(home), "PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
+
+
+def stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
 @pytest.fixture(scope="module")
 def superset(tmp_path_factory):
     """The recipe run as it is, from a copy of the repository, with HOME in the test's folder (the
     recipe's one folder goes there) and another free port; the server's address and the recipe's log
-    (each command stamped with the time it started). The copy gains no file but the recipe's."""
+    (each command stamped with the time it started). The copy gains no file but the recipe's. The one
+    change: the recipe's venv is a link to a venv with the same requirements kept between runs
+    (tests/functional/venv_cache.py), so its `pip install` of Superset finds them all there."""
     root = tmp_path_factory.mktemp("superset")
     script = recipe()
-    assert script.count(RECIPE_ADDRESS) == 1
+    assert script.count(RECIPE_ADDRESS) == 1 and script.count(RECIPE_VENV) == 1
     port = free_port()
     home = root / "home"
     home.mkdir()
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("SUPERSET_")}
-    # pip keeps its own cache of wheels (so a second run downloads nothing) and compiles nothing ahead
-    env |= {"HOME": str(home), "PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
+    env = recipe_environment(home)
     log = root / "superset.log"
-    stamped = 'PS4="+ \\$(date +%T) "\n' + script.replace(RECIPE_ADDRESS, f"127.0.0.1:{port}")
     package = copy_of_the_package(root / "baccarat-pipeline")
     before = sorted(package.rglob("*"))
-    with log.open("w") as output:
-        server = subprocess.Popen(["bash", "-xeuo", "pipefail", "-c", stamped], cwd=package, env=env, stdout=output,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        yield f"http://127.0.0.1:{port}", server, log, (package, before, home)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
+    with cached_venv("superset", superset_requirements(script), None, env) as venv:
+        linked = script.replace(RECIPE_VENV, f'ln -s {shlex.quote(str(venv))} "$SUPERSET_HOME/venv"')
+        stamped = 'PS4="+ \\$(date +%T) "\n' + linked.replace(RECIPE_ADDRESS, f"127.0.0.1:{port}")
+        with log.open("w") as output:
+            server = subprocess.Popen(["bash", "-xeuo", "pipefail", "-c", stamped], cwd=package, env=env,
+                                      stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+            yield f"http://127.0.0.1:{port}", server, log, (package, before, home)
+        finally:
+            stop(server)
 
 
 @pytest.fixture(scope="module")
@@ -239,19 +262,22 @@ def test_superset_reads_it_with_duckdb_1(api, warehouse_db):
     assert answer.status_code == 200 and answer.json()["data"][0]["version"].startswith("v1."), answer.text
 
 
-def test_the_oldest_duckdb_named_in_the_readme_reads_every_table(data, tmp_path):
-    venv = tmp_path / "duckdb-1.0"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    install = subprocess.run([venv / "bin" / "pip", "install", "-q", f"duckdb=={OLDEST_READER}"], capture_output=True,
-                             text=True, env=os.environ | {"PIP_COMPILE": "false"}, timeout=600)
-    assert install.returncode == 0, install.stderr
+@pytest.fixture
+def oldest_duckdb() -> Iterator[Path]:
+    """A venv holding the oldest DuckDB the README names, kept between runs (tests/functional/venv_cache.py)."""
+    env = os.environ | {"PIP_CACHE_DIR": pip_cache(), "PIP_COMPILE": "false"}
+    with cached_venv("duckdb", [f"duckdb=={OLDEST_READER}"], None, env) as venv:
+        yield venv
+
+
+def test_the_oldest_duckdb_named_in_the_readme_reads_every_table(data, oldest_duckdb):
     count_every_table = (
         "import json, os, sys, duckdb\n"
         "con = duckdb.connect(sys.argv[1], read_only=True)\n"
         "con.execute(f\"SET file_search_path = '{os.path.dirname(sys.argv[1])}'\")\n"
         "names = [n for (n,) in con.execute('SELECT table_name FROM information_schema.tables').fetchall()]\n"
         "print(json.dumps({n: con.execute(f'SELECT count(*) FROM {n}').fetchone()[0] for n in names}))\n")
-    old = subprocess.run([venv / "bin" / "python", "-c", count_every_table, str(data / WAREHOUSE)], check=True,
+    old = subprocess.run([oldest_duckdb / "bin" / "python", "-c", count_every_table, str(data / WAREHOUSE)], check=True,
                          capture_output=True, text=True, timeout=120)
     new = subprocess.run([sys.executable, "-c", count_every_table, str(data / WAREHOUSE)], check=True,
                          capture_output=True, text=True, timeout=120)

@@ -9,6 +9,8 @@ import pytest
 import venv_cache
 
 AIRFLOW = ["apache-airflow==3.3.2"]
+BUILT = ("--compile", *AIRFLOW)  # the requirements, byte-compiled once
+PACKAGE = ("--no-deps", "--force-reinstall", "package")
 
 
 @pytest.fixture
@@ -23,7 +25,7 @@ def calls(tmp_path, monkeypatch) -> list:
 
     monkeypatch.setattr(venv_cache, "create", create)
     monkeypatch.setattr(venv_cache, "install", lambda python, arguments, env: asked.append(
-        ("install", python.parents[1].name, arguments[0])))
+        ("install", python.parents[1].name, tuple(arguments))))
     return asked
 
 
@@ -39,15 +41,22 @@ def venvs() -> list[str]:
 def test_a_venv_is_built_once_and_the_package_installed_at_every_use(calls):
     first, second = use(AIRFLOW), use(AIRFLOW)
     assert first == second and first.startswith("airflow-")
-    assert calls == [("create", first), ("install", first, AIRFLOW[0]), ("install", first, "--no-deps"),
-                     ("install", first, "--no-deps")]
+    assert calls == [("create", first), ("install", first, BUILT), ("install", first, PACKAGE),
+                     ("install", first, PACKAGE)]
 
 
-def test_other_pins_or_dependencies_name_another_venv(calls, monkeypatch):
+def test_other_pins_or_dependencies_name_another_venv(calls):
     pinned = use(AIRFLOW)
     assert use(["apache-airflow==3.3.3"]) != pinned
-    monkeypatch.setattr(venv_cache, "package_dependencies", lambda: ["pyspark==4.0.0"])
-    assert use(AIRFLOW) != pinned
+    assert use([*AIRFLOW, "pyspark==4.0.0"]) != pinned
+    assert use(list(reversed([*AIRFLOW, "pyspark==4.0.0"]))) == use([*AIRFLOW, "pyspark==4.0.0"])
+
+
+def test_without_a_package_only_the_requirements_are_installed(calls):
+    with venv_cache.cached_venv("superset", AIRFLOW, None, {}) as venv:
+        assert calls == [("create", venv.name), ("install", venv.name, BUILT)]
+    with venv_cache.cached_venv("superset", AIRFLOW, None, {}):
+        assert len(calls) == 2
 
 
 def test_a_build_interrupted_is_built_again(calls, monkeypatch):
@@ -62,8 +71,8 @@ def test_a_build_interrupted_is_built_again(calls, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         use(AIRFLOW)
     name = use(AIRFLOW)
-    assert calls == [("create", name), ("install", name, AIRFLOW[0]),
-                     ("create", name), ("install", name, AIRFLOW[0]), ("install", name, "--no-deps")]
+    assert calls == [("create", name), ("install", name, BUILT),
+                     ("create", name), ("install", name, BUILT), ("install", name, PACKAGE)]
 
 
 def test_an_older_venv_is_removed_when_a_new_one_is_built_unless_it_is_in_use(calls):

@@ -1,4 +1,4 @@
-"""Virtual environments that the server tests install (Airflow's), kept between runs in the user's cache
+"""Virtual environments that the server tests install (Airflow's, Superset's), kept between runs in the user's cache
 folder and named by a hash of what they hold: a second run of the suite, or a fresh clone on a machine
 whose cache is warm, installs nothing but this package. One lock file per venv serialises its builder and
 its users, so that concurrent test sessions neither build it twice nor swap the package under each other."""
@@ -16,22 +16,25 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+from caches import cache_folder
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 COMPLETE = "baccarat-venv-complete"  # written last: a venv without it was interrupted while it was built
-
-
-def cache_folder() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "baccarat-tests")
+# byte-compiled once when built, so that no process started from it compiles its imports again (they would
+# not keep them under PYTHONDONTWRITEBYTECODE); part of the venv's name, as its requirements are
+BUILD_OPTIONS = ["--compile"]
 
 
 def package_dependencies() -> list[str]:
-    """This package's own requirements, from pyproject.toml: they go into the cached venv, the package not."""
+    """This package's own requirements, from pyproject.toml: a caller puts them in the cached venv's
+    requirements when the package is to run there with all of them."""
     with open(REPOSITORY / "pyproject.toml", "rb") as project:
         return tomllib.load(project)["project"]["dependencies"]
 
 
 def venv_key(requirements: list[str]) -> str:
-    described = json.dumps([sys.version, os.path.realpath(sys.executable), platform.machine(), sorted(requirements)])
+    described = json.dumps([sys.version, os.path.realpath(sys.executable), platform.machine(), sorted(requirements),
+                            BUILD_OPTIONS])
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
@@ -62,11 +65,10 @@ def remove_unused(name: str, keep: Path) -> None:
 
 
 @contextlib.contextmanager
-def cached_venv(name: str, requirements: list[str], package: Path, env: dict) -> Iterator[Path]:
-    """A venv holding `requirements` and this package's dependencies (built once per hash of them), with
-    the package built from `package` installed afresh; locked for the caller until the block ends."""
-    everything = [*requirements, *package_dependencies()]
-    venv = cache_folder() / f"{name}-{venv_key(everything)}"
+def cached_venv(name: str, requirements: list[str], package: Path | None, env: dict) -> Iterator[Path]:
+    """A venv holding `requirements` (built once per hash of them), with the package built from `package`
+    installed afresh unless it is None; locked for the caller until the block ends."""
+    venv = cache_folder() / f"{name}-{venv_key(requirements)}"
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -75,7 +77,8 @@ def cached_venv(name: str, requirements: list[str], package: Path, env: dict) ->
             remove_unused(name, venv)
             shutil.rmtree(venv, ignore_errors=True)
             create(venv)
-            install(python, everything, env)
-            (venv / COMPLETE).write_text("\n".join(everything) + "\n")
-        install(python, ["--no-deps", "--force-reinstall", str(package)], env)
+            install(python, [*BUILD_OPTIONS, *requirements], env)
+            (venv / COMPLETE).write_text("\n".join(requirements) + "\n")
+        if package is not None:
+            install(python, ["--no-deps", "--force-reinstall", str(package)], env)
         yield venv

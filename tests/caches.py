@@ -1,0 +1,9 @@
+"""The folder where the tests keep what outlives a run: the server tests' venvs
+(tests/functional/venv_cache.py) and numba's compiled kernels (tests/conftest.py)."""
+
+import os
+from pathlib import Path
+
+
+def cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "baccarat-tests")
