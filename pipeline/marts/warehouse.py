@@ -40,6 +40,9 @@ def seal(published: Path) -> Path:
     return sealed
 
 
+REPUBLISHED_ATTEMPTS = 5  # publishes that may replace the file while a reader opens it, before the reader fails
+
+
 def check_seal(path: Path, published: Path) -> None:
     """A published file that is no longer what the publish wrote (a client that could write it, its
     owner or root, changed it and closed it cleanly) is refused in one line; a file published before
@@ -65,23 +68,34 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
     stable = Path(path).absolute()
     if not stable.is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
-    published = stable.resolve()
-    if journal(published).exists():
-        raise WorldFailure(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
-                            "client opened the file read-write); it is not read: publish again with `baccarat marts`")
-    check_seal(path, published)
     config = (bounds or Bounds.given()).config(stable.parent)
-    try:
-        con = duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",
-                                                                     "autoload_known_extensions": "false", **config})
-    except duckdb.Error as error:
-        raise _cannot_open(path, error) from None
+    for attempt in range(REPUBLISHED_ATTEMPTS):
+        published = stable.resolve()
+        try:
+            con = _open_published(path, published, config)
+            break
+        except (WorldFailure, OSError):
+            # a publish that pointed `path` at its new file and removed this one meanwhile: open the new one
+            if attempt == REPUBLISHED_ATTEMPTS - 1 or stable.resolve() == published:
+                raise
     try:
         _confine(con, stable)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBPyConnection:
+    if journal(published).exists():
+        raise WorldFailure(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
+                            "client opened the file read-write); it is not read: publish again with `baccarat marts`")
+    check_seal(path, published)
+    try:
+        return duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",
+                                                                      "autoload_known_extensions": "false", **config})
+    except duckdb.Error as error:
+        raise _cannot_open(path, error) from None
 
 
 def _cannot_open(path: Path, error: duckdb.Error) -> WorldFailure:
