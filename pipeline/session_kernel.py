@@ -108,12 +108,15 @@ def _play(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets,
     many, and where the next starts."""
     end = min(stop, len(winners))
     progression = np.zeros(5, dtype=np.int64)
-    buffer = np.empty(len(line) + 64, dtype=np.int64)
-    lengths = np.empty(128, dtype=np.int64)
+    # room for every number a Labouchère line can gain and every column a big road can have, in any
+    # session from here: a round adds one at most (growing arrays in the loop costs more than the room)
+    room = len(winners) - start + 1
+    buffer = np.empty(len(line) + room, dtype=np.int64)
+    lengths = np.empty(room, dtype=np.int64)
     count = 0
     while count < len(rows) and start < end:
-        buffer, lengths, start = _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets,
-                                          start, progression, buffer, lengths, rows[count])
+        start = _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start,
+                         progression, buffer, lengths, rows[count])
         count += 1
     return count, start
 
@@ -121,14 +124,14 @@ def _play(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets,
 @njit(cache=True)
 def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, progression, buffer,
              lengths, row):
-    """One session from round `start`, written into `row`: the buffers (perhaps grown) and the next start."""
+    """One session from round `start`, written into `row`: the next start."""
     bank = np.zeros(8, dtype=np.int64)
     bank[_MONEY] = bank[_PEAK] = params[P_BANKROLL]
     road = np.full(5, _NONE, dtype=np.int64)  # columns, last column's side, each derived road's last mark
     road[0] = 0
     _reset(progression, line, buffer)
     row[_AFTER:_AFTER + len(checkpoints)] = _NONE
-    ended, index, counted, shoe = _INCOMPLETE, start, 0, shoe_ids[start]
+    ended, index, counted, shoe, slot = _INCOMPLETE, start, 0, shoe_ids[start], 0
     while index < len(winners):
         if shoe_ids[index] != shoe:
             if not params[P_SPAN_SHOES]:
@@ -142,20 +145,20 @@ def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_ne
         stake = _stake(params, progression, line, buffer, bank)
         _settle_bank(bank, stake, net, side)
         if net != 0:
-            buffer = _progress(params, progression, line, buffer, net > 0, stake * net)
-        if winners[index] != _NEITHER:
-            lengths = _add_to_road(road, lengths, winners[index])
+            _progress(params, progression, line, buffer, net > 0, stake * net)
+        if winners[index] != _NEITHER and params[P_CHOOSE] != _FIXED:
+            _add_to_road(road, lengths, winners[index], params[P_CHOOSE] == _DERIVED)
         if winners[index] != _NEITHER or params[P_TIES_COUNT]:
             counted += 1
         index += 1
-        for slot in range(len(checkpoints)):
-            if checkpoints[slot] == index - start:
-                row[_AFTER + slot] = bank[_MONEY]
+        if slot < len(checkpoints) and checkpoints[slot] == index - start:  # checkpoints increase
+            row[_AFTER + slot] = bank[_MONEY]
+            slot += 1
         ended = _ending(params, bank[_MONEY], counted)
         if ended != _INCOMPLETE:
             break
     _write_row(row, start, index - start, params, bank, ended)
-    return buffer, lengths, index
+    return index
 
 
 @njit(cache=True)
@@ -242,7 +245,7 @@ def _next_units(kind, progression, buffer):
 @njit(cache=True)
 def _progress(params, progression, line, buffer, won, settled):
     """Move the progression after a decided bet whose stake times net was `settled` (cents x hundredths);
-    the line's buffer, grown if it had to be."""
+    the line's buffer has room for one more number at its end."""
     kind, level = params[P_KIND], progression[_LEVEL]
     staked = _next_units(kind, progression, buffer)
     if kind == _MARTINGALE:
@@ -256,29 +259,22 @@ def _progress(params, progression, line, buffer, won, settled):
     elif kind == _FIBONACCI:
         progression[_LEVEL] = max(0, level - 2) if won else level + 1
     elif kind == _LABOUCHERE:
-        buffer = _cross_out(progression, line, buffer, won, staked)
+        _cross_out(progression, buffer, line, won, staked)
     elif kind == _OSCAR:
         _grind(params, progression, line, buffer, won, staked, settled)
-    return buffer
 
 
 @njit(cache=True)
-def _cross_out(progression, line, buffer, won, staked):
+def _cross_out(progression, buffer, line, won, staked):
     low, high = progression[_LO], progression[_HI]
     if won:
         if high - low <= 2:
             _reset(progression, line, buffer)
         else:
             progression[_LO], progression[_HI] = low + 1, high - 1
-        return buffer
-    if high == len(buffer):
-        grown = np.empty(2 * (high - low) + len(line) + 64, dtype=np.int64)
-        grown[:high - low] = buffer[low:high]
-        buffer, progression[_LO], progression[_HI] = grown, 0, high - low
-        high = high - low
+        return
     buffer[high] = staked
     progression[_HI] = high + 1
-    return buffer
 
 
 @njit(cache=True)
@@ -312,24 +308,19 @@ def _mark(road, lengths, side, back):
 
 
 @njit(cache=True)
-def _add_to_road(road, lengths, side):
-    """A Banker or Player win on the big road and each derived road's last mark: the lengths, grown if
-    they had to be."""
-    for back in range(1, 4):
+def _add_to_road(road, lengths, side, derived):
+    """A Banker or Player win on the big road and, when `derived`, each derived road's last mark; `lengths`
+    has room for one more column."""
+    for back in range(1, 4 if derived else 1):
         mark = _mark(road, lengths, side, back)
         if mark != _NONE:
             road[1 + back] = mark
     columns = road[0]
     if columns > 0 and road[1] == side:
         lengths[columns - 1] += 1
-        return lengths
-    if columns == len(lengths):
-        grown = np.empty(2 * columns, dtype=np.int64)
-        grown[:columns] = lengths
-        lengths = grown
+        return
     lengths[columns] = 1
     road[0], road[1] = columns + 1, side
-    return lengths
 
 
 @njit(cache=True)
