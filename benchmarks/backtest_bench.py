@@ -19,6 +19,9 @@ Measured with --job on a machine shared with other work (load average 7 to 17 on
 docs/measurements.md): 100,000 shoes, simulate 44.1 s, the kernel in one process 33.8 s, the backtest
 80.8 s = 1.83x (the look-back design before it: 10.69x); 1,000,000 shoes under heavier load during
 the backtest than during simulate: 174.0 s, 589.1 s, 1,093.0 s = 6.28x (not a verdict on the target).
+With --job-only on a quiet machine, after the kernel was made faster: 1,000,000 shoes, simulate 66.3 s
+and 34.5 s, the backtest 122.4 s and 110.2 s: 1.85x and 3.19x (the machine's speed drifts; see
+docs/measurements.md).
 """
 
 import argparse
