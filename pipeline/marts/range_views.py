@@ -6,6 +6,7 @@ needed and no byte passes through Python. docs/marts-and-roads.md, "On a cluster
 import duckdb
 
 from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, ShoeRange
+from pipeline.marts.warehouse import sql_list, sql_string
 from pipeline.storage import Store
 
 
@@ -18,17 +19,13 @@ def range_connection(out: Store, shoes: ShoeRange) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _quoted(path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 def _in_range(shoes: ShoeRange) -> str:
     return f"shoe_id >= {shoes.first} AND shoe_id < {shoes.last}"
 
 
 def parquet_scan(paths: list[str]) -> str:
     """read_parquet over files of a run on a local OUT, without the partition columns of their folders."""
-    return f"read_parquet([{', '.join(_quoted(path) for path in paths)}], hive_partitioning = false)"
+    return f"read_parquet({sql_list([str(path) for path in paths])}, hive_partitioning = false)"
 
 
 def _local_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -> str:
@@ -38,7 +35,7 @@ def _local_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -
     for file in files:
         columns = f"{file.offset} + file_row_number AS run_row, * EXCLUDE (file_row_number)" if run_row else "*"
         where = "" if file.whole else f" WHERE {_in_range(shoes)}"
-        parts.append(f"SELECT {columns} FROM read_parquet({_quoted(file.path)}, file_row_number = {run_row}, "
+        parts.append(f"SELECT {columns} FROM read_parquet({sql_string(str(file.path))}, file_row_number = {run_row}, "
                      f"hive_partitioning = false){where}")
     return " UNION ALL ".join(parts)
 
