@@ -9,8 +9,9 @@ from local_s3 import aws_environment, s3_server
 from pipeline.spark import spark_session
 
 # The modules that take longest, longest first: `--dist loadfile --no-loadscope-reorder` (.ci/run) hands the
-# modules to the two workers in this order, so that none of them starts when the other worker is nearly done
-LONGEST_FIRST = ("test_airflow.py", "test_exit_codes.py", "test_faults.py", "test_superset.py")
+# modules to the workers in this order, so that none of them starts when the other workers are nearly done
+LONGEST_FIRST = ("test_airflow.py", "test_faults.py", "test_superset.py", "test_exit_codes.py",
+                 "test_marts_cluster.py", "test_cluster.py")
 
 
 def pytest_collection_modifyitems(items):

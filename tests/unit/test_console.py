@@ -58,3 +58,26 @@ def test_ctrl_c_during_a_duckdb_query_was_a_runtime_error_traceback():
     done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_A_DUCKDB_QUERY], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+
+
+# A command run as the console script runs it, with an exit handler that finalisation would run.
+FINISHED_COMMAND = """
+import atexit, sys
+marker = sys.argv[1]
+atexit.register(lambda: open(marker, "w").write("finalised"))
+sys.argv = ["baccarat", "roads", "--outcomes", "BP", "--json"]
+from pipeline.console import console
+console()
+"""
+
+
+def test_a_finished_command_ends_without_the_interpreter_s_finalisation_where_it_aborted_with_134(tmp_path):
+    """Native threads still releasing Python objects could abort an exiting interpreter after the command
+    had succeeded: the process now ends before finalisation, so no exit handler runs. (The exit-code loop
+    of tests/functional/test_exit_codes.py runs every Delta command again and again on top of this.)"""
+    marker = tmp_path / "finalised"
+    done = subprocess.run([sys.executable, "-c", FINISHED_COMMAND, str(marker)], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith('{"bead_plate"')
+    assert not marker.exists()
