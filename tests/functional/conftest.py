@@ -1,6 +1,7 @@
 """Fixtures of the functional tier: the suite's one SparkSession and the local S3 server; spark_jobs.py
 holds the helpers that run jobs through them."""
 
+import inspect
 import uuid
 
 import pytest
@@ -14,12 +15,29 @@ LONGEST_FIRST = ("test_airflow.py", "test_faults.py", "test_superset.py", "test_
                  "test_marts_cluster.py", "test_cluster.py")
 
 
+def on_the_s3_server(item) -> bool:
+    """A test that uses the local S3 server: it, or a fixture it uses, asks for the endpoint or a bucket
+    (the suite's SparkSession asks for the endpoint only to pass its variables on), or it runs on the
+    s3 store."""
+    asking = {name for name, definitions in item._fixtureinfo.name2fixturedefs.items()
+              if name != "spark" and {"s3_endpoint", "bucket"} & set(definitions[-1].argnames)}
+    if hasattr(item, "function"):
+        asking |= {"s3_endpoint", "bucket"} & set(inspect.signature(item.function).parameters)
+    store = getattr(item, "callspec", None) and item.callspec.params.get("store_uri")
+    return bool(asking) or store == "s3"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(items):
-    """The longest modules first, every module's tests kept together and in their order."""
+    """The tests on the local S3 server are `slow`, as the other servers' are; the longest modules
+    first, every module's tests kept together and in their order."""
     def rank(item) -> int:
         name = item.path.name
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
+    for item in items:
+        if on_the_s3_server(item):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=rank)
 
 
