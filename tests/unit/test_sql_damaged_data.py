@@ -49,3 +49,9 @@ def test_a_wrong_query_of_a_sound_file_stays_bad_input(rounds_view, query, capsy
     with pytest.raises(BaccaratError) as refused:
         shell.run_one(con, Bounds(timeout=60), query)
     assert refused.value.exit_status == 2
+
+
+def test_a_sound_data_file_read_the_wrong_way_stays_bad_input(rounds_view):
+    con, file = rounds_view
+    with pytest.raises(BaccaratError):
+        shell.run_one(con, Bounds(timeout=60), f"SELECT * FROM read_text('{file}')")
