@@ -54,7 +54,8 @@ def _round_ev_problems(store: Store, run: RunRecord) -> list[str]:
 
 def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[str], int]:
     """Every problem of the store's tables and of its committed runs (or those of `run_ids`), a line
-    each, with the command that repairs it (none when everything verifies); and how many runs it checked."""
+    each, with the command that repairs it (none when everything verifies); and how many runs it checked.
+    A damaged log is one line, not one more for each run in the table."""
     problems = [line for table in store.table_names() for line in _table_problems(store, table, run_ids)]
     try:
         runs = read_runs(store)
@@ -62,9 +63,11 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
         return problems, 0  # the runs table's damaged log is a line already
     if unknown := sorted(set(run_ids or ()) - {run.run_id for run in runs}):
         raise BaccaratError(f"unknown run id {unknown[0]!r}: no row in {store.location(RUNS)}")
+    damaged_logs = {line.partition("; repair: ")[0] for line in problems}
     checked = [run for run in runs if not run_ids or run.run_id in run_ids]
     for run in checked:
-        problems += [f"{line}; repair: {repair_command(store, run)}" for line in run_problems(store, run)]
+        problems += [f"{line}; repair: {repair_command(store, run)}" for line in run_problems(store, run)
+                     if line.removeprefix(f"run {run.run_id!r}: ") not in damaged_logs]
         problems += _round_ev_problems(store, run)
     return problems, len(checked)
 

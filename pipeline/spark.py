@@ -22,7 +22,8 @@ SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file t
 
 _LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
 MASTER_CONNECT_SECONDS = 5
-_RPC_REQUEST, _RPC_FAILURE, _PROBE_ID = 3, 5, 0x6261636361726174  # Spark's message types; an id of ours
+_STREAM_REQUEST, _STREAM_FAILURE = 6, 8  # the types of two messages of Spark's network protocol
+_PROBE_STREAM = b"files/baccarat-master-probe"  # a file no master serves
 
 
 def check_master(master: str) -> str:
@@ -49,16 +50,18 @@ def check_master(master: str) -> str:
 
 
 def _answers_spark_rpc(host: str, port: int) -> bool:
-    """Whether host:port answers Spark's RPC protocol: an empty RPC request (a frame of 21 bytes: its
-    length, message type 3, a request id, no body) gets a failure reply naming the request (type 5).
-    A server that only accepts the connection would make Spark wait minutes for the registration."""
+    """Whether host:port answers Spark's network protocol: a request for a stream the master does not
+    serve (a frame: its length, message type 6, the stream's name) gets a failure reply naming that stream
+    (type 8), and the master logs nothing above INFO. A server that only accepts the connection would
+    make Spark wait minutes for the registration."""
+    request = struct.pack(">qbi", 13 + len(_PROBE_STREAM), _STREAM_REQUEST, len(_PROBE_STREAM)) + _PROBE_STREAM
     with socket.create_connection((host, port), timeout=MASTER_CONNECT_SECONDS) as connection:
-        connection.sendall(struct.pack(">qbqi", 21, _RPC_REQUEST, _PROBE_ID, 0))
+        connection.sendall(request)
         try:
-            reply = connection.makefile("rb").read(17)
+            reply = connection.makefile("rb").read(len(request))
         except TimeoutError:
             return False
-    return len(reply) == 17 and struct.unpack(">qbq", reply)[1:] == (_RPC_FAILURE, _PROBE_ID)
+    return len(reply) == len(request) and reply[8] == _STREAM_FAILURE and reply[9:] == request[9:]
 
 
 def check_java() -> None:

@@ -40,12 +40,12 @@ SeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Run seed, 0 
 
 class Reporter:
     """Progress for people, on stderr (stdout is the command's result, which a pipe may stop reading early):
-    a live bar on a terminal, a plain log line every few seconds otherwise."""
+    a live bar on a terminal, otherwise a plain log line every few seconds while the shoes dealt change."""
 
     def __init__(self, what: str, total: int, live: bool):
         self.what, self.total, self.live = what, total, live
         self.started = self.last_line = time.monotonic()
-        self.bar, self.finished = None, False
+        self.bar, self.shown = None, None
         if live:
             from rich.console import Console
             from rich.progress import (
@@ -66,9 +66,8 @@ class Reporter:
         speed = _rate(rounds / elapsed)
         if self.bar:
             self.bar.update(self.task, completed=shoes, speed=speed)
-        elif not self.finished and (time.monotonic() - self.last_line >= 5 or shoes == self.total):
-            self.last_line = time.monotonic()
-            self.finished = shoes == self.total
+        elif shoes != self.shown and (time.monotonic() - self.last_line >= 5 or shoes == self.total):
+            self.last_line, self.shown = time.monotonic(), shoes
             left = f"about {(self.total - shoes) * elapsed / shoes:.0f} s left" if shoes else "starting"
             print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}", file=sys.stderr, flush=True)
 

@@ -56,18 +56,20 @@ def verify(
     return 1 if problems else 0
 
 
-def _at_least_the_minimum_retention(hours: int) -> int:
-    from pipeline.storage import MIN_RETENTION_HOURS
+def _a_retention_in_bounds(hours: int) -> int:
+    from pipeline.storage import MAX_RETENTION_HOURS, MIN_RETENTION_HOURS
 
     if hours < MIN_RETENTION_HOURS:
         raise typer.BadParameter(f"{hours} is under {MIN_RETENTION_HOURS} hours: a running job's files could go")
+    if hours > MAX_RETENTION_HOURS:
+        raise typer.BadParameter(f"{hours} is over {MAX_RETENTION_HOURS:,} hours (use --dry-run to remove nothing)")
     return hours
 
 
 def vacuum(
     out: OutOption = DEFAULT_OUT,
     retention_hours: Annotated[int, typer.Option(
-        callback=_at_least_the_minimum_retention,
+        callback=_a_retention_in_bounds,
         help="Only files older than this go: a job still running has written nothing older.")] = 168,
     dry_run: Annotated[bool, typer.Option(help="List what would go, remove nothing.")] = False,
 ) -> None:

@@ -114,7 +114,7 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
             records[run_id] = load_run(out, run_id).record if run_id not in verified else read_run(out, run_id)
             runs.append(run_id)
         except (BaccaratError, DamagedRun) as error:
-            left_out.append(f"run {run_id!r} left out of the warehouse: {error}")
+            left_out.append(f"run {run_id!r} left out of the warehouse: {str(error).removeprefix(f'run {run_id!r}: ')}")
     folder = target.with_name(target.name + PUBLISHES)
     # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)
     published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}" / target.name

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 
 import duckdb
 
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.statements import refuse_all_but_queries
-from pipeline.marts.warehouse import error_with_hint
+from pipeline.marts.warehouse import error_with_hint, failed_on_the_data
 
 ROWS_PER_FETCH = 10_000
 
@@ -45,14 +45,16 @@ def _has_statements(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
 
 
 def _show_query(con, bounds: Bounds, sql: str) -> None:
-    """Refuse all but queries, then run and show it within the bounds; DuckDB's errors in one line."""
+    """Refuse all but queries, then run and show it within the bounds; DuckDB's errors in one line, a
+    damaged or missing file under a view as a failure of the world."""
     try:
         with bounds.timed(con):
             refuse_all_but_queries(con, sql)
             if (result := con.sql(sql)) is not None:
                 show_result(result)  # a query runs here, and may fail here
     except duckdb.Error as error:
-        raise BaccaratError(error_with_hint(error)) from None
+        failure = WorldFailure if failed_on_the_data(error) else BaccaratError
+        raise failure(error_with_hint(error)) from None
 
 
 def show_result(result: duckdb.DuckDBPyRelation) -> None:
@@ -111,7 +113,7 @@ def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> 
     signal.set_wakeup_fd(wake_write)
     try:
         work()
-    except (duckdb.InterruptException, BaccaratError):  # the query's error, or its interruption's
+    except (duckdb.InterruptException, PipelineError):  # the query's error, or its interruption's
         if not signalled.is_set():
             raise
     finally:
@@ -175,7 +177,7 @@ def _run_statement(con, bounds: Bounds, statement: str, interactive: bool) -> bo
     """False if the statement failed; Ctrl-C at the prompt stops it and the prompt goes on."""
     try:
         _run(con, bounds, statement)
-    except BaccaratError as error:
+    except PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         return False
     except KeyboardInterrupt:

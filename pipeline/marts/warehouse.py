@@ -133,8 +133,21 @@ def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:
         if not Path(file).is_file():
             found = _RUN_FILE.fullmatch(file)
             out, run = found.groups() if found else (stable.parent, "?")
-            raise BaccaratError(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is "
+            raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is "
                                 f"gone: publish the warehouse again (baccarat marts --out {out} --warehouse {stable})")
+
+
+_DATA_FAILURES = ("IO Error:", "Invalid Error:", "Serialization Error:")  # reading, decoding a file
+_DAMAGED_PARQUET = ("No magic bytes found", "too small to be a Parquet file", "Corrupt")  # DuckDB's Parquet reader
+
+
+def failed_on_the_data(error: duckdb.Error) -> bool:
+    """Whether a query failed on a data file under the views (gone, unreadable, damaged: DuckDB's I/O,
+    decoding and Parquet reader errors), not on its own SQL."""
+    message = str(error).strip()
+    return (isinstance(error, duckdb.IOException) or message.startswith(_DATA_FAILURES)
+            or (message.startswith("Invalid Input Error:") and any(words in message for words in _DAMAGED_PARQUET))
+            or (type(error) is duckdb.Error and " Error: " not in message.partition("\n")[0]))
 
 
 def error_with_hint(error: duckdb.Error) -> str:

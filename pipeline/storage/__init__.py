@@ -13,7 +13,8 @@ data files (files).
 from dataclasses import dataclass
 
 from pipeline.storage.adapters import DELTA_TIMEOUTS, EngineAdapters
-from pipeline.storage.delta import COMMIT_ATTEMPTS, MIN_RETENTION_HOURS, TABLE_CONFIGURATION, DeltaTables
+from pipeline.storage.delta import (COMMIT_ATTEMPTS, MAX_RETENTION_HOURS, MIN_RETENTION_HOURS, TABLE_CONFIGURATION,
+                                    DeltaTables)
 from pipeline.storage.delta_log import DELTA_LOG, LAST_CHECKPOINT, DeltaLog
 from pipeline.storage.errors import CommitConflict, DamagedLog, StorageError, first_line
 from pipeline.storage.files import STALE_SECONDS, DataFiles, HashingStream
@@ -21,7 +22,7 @@ from pipeline.storage.layout import Layout, data_file, partition_column
 from pipeline.storage.location import OBJECT_STORE_SCHEMES, WAREHOUSE, Location
 
 __all__ = [
-    "COMMIT_ATTEMPTS", "DELTA_LOG", "DELTA_TIMEOUTS", "LAST_CHECKPOINT", "MIN_RETENTION_HOURS",
+    "COMMIT_ATTEMPTS", "DELTA_LOG", "DELTA_TIMEOUTS", "LAST_CHECKPOINT", "MAX_RETENTION_HOURS", "MIN_RETENTION_HOURS",
     "OBJECT_STORE_SCHEMES", "STALE_SECONDS", "TABLE_CONFIGURATION", "WAREHOUSE", "CommitConflict",
     "DamagedLog", "HashingStream", "StorageError", "Store", "data_file", "first_line", "partition_column",
 ]

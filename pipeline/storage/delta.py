@@ -16,6 +16,7 @@ from pipeline.storage.layout import partition_column
 
 COMMIT_ATTEMPTS = 8
 MIN_RETENTION_HOURS = 24
+MAX_RETENTION_HOURS = 1_000_000  # over a century; deltalake panics on a retention past about 10**12 hours
 # Runs record the versions of their commits, so the logs that reach them are kept.
 TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 

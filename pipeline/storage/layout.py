@@ -95,6 +95,8 @@ class Layout:
             if not self.is_local:
                 self._check_bucket()
             info = self.filesystem.get_file_info(self.fs_path())
+        if self.is_local and info.type == pafs.FileType.File:
+            raise BaccaratError(f"output path {self.uri} is a file, not a folder")
         if self.is_local and info.type != pafs.FileType.Directory:
             raise BaccaratError(f"no output folder {self.uri}")
         self.check_layout()

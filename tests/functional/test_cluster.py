@@ -19,6 +19,7 @@ from local_s3 import free_port
 from polars.testing import assert_frame_equal
 
 from pipeline.runs import read_run
+from pipeline.spark import check_master
 from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -69,6 +70,14 @@ def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
                 os.killpg(process.pid, signal.SIGTERM)
         for process in processes.values():
             process.wait(timeout=30)
+
+
+def test_the_master_probe_leaves_no_error_trace_in_a_real_masters_log(tmp_path):
+    """Every command given --master probes it first: a real master answers the probe without logging it."""
+    with standalone_cluster(tmp_path, workers=0) as (url, _, _):
+        assert check_master(url) == url
+        log = (tmp_path / "master.log").read_text()
+    assert "Starting Spark master" in log and "ERROR" not in log and "Exception" not in log
 
 
 @pytest.fixture(scope="module")

@@ -277,6 +277,14 @@ def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, 
     assert status == 0 and "warning: run 'first' left out of the warehouse" in err
 
 
+def test_a_run_left_out_of_the_warehouse_was_named_twice_in_its_warning(cli, two_runs):
+    assert cli("marts", "--out", two_runs)[0] == 0
+    path, message = damage_truncate(two_runs)
+    status, _, err = cli("marts", "--out", two_runs, "--run-id", "second")
+    assert status == 0 and err.count("\n") == 1 and err.count("run 'first'") == 1
+    assert err.startswith(f"warning: run 'first' left out of the warehouse: {message}") and str(path) in err
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--run-id", "nope"], "unknown run id 'nope'"),
     (["--engine", "pandas"], "Invalid value for '--engine'"),

@@ -145,6 +145,15 @@ def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(spark, cli,
     assert cli("verify", "--out", tmp_path)[0] == 0
 
 
+def test_a_damaged_rounds_log_was_reported_twice_by_verify(spark, cli, tmp_path):
+    """Once for the table and once more for each run in it: one damaged log is one line."""
+    for parameters in (FIRST, SECOND):
+        simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    damaged, _ = corrupt_a_log_entry(Store.parse(str(tmp_path)))
+    status, out, err = cli("verify", "--out", tmp_path)
+    assert status == 1 and err == "" and out.count("\n") == 1 and damaged in out
+
+
 def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
     simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
     store = Store.parse(str(tmp_path))
