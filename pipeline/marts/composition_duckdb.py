@@ -41,7 +41,8 @@ def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     with range_connection(run.out, shoes) as con:
         files_view(con, run.out, "round_ev", list(round_ev), shoes)
-        files_view(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes)
+        files_view(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes,
+                   "shoe_id, round, COLUMNS('^net_')")
         return range_partials(con)
 
 

@@ -28,7 +28,7 @@ from pipeline.marts.cluster import spark_ranges
 from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.marts_duckdb import partials
-from pipeline.marts import composition_duckdb, composition_polars
+from pipeline.marts import composition_duckdb, composition_polars, marts_duckdb
 from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, plan_ranges, road_sample_shoes
 from pipeline.marts.range_views import range_connection
 from pipeline.schemas import contract
@@ -165,6 +165,32 @@ def test_marts_of_ranges_read_from_a_bucket_equal_those_of_its_local_copy(bucket
     expected = build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)
     assert set(expected) == set(MARTS) | set(COMPOSITION_MARTS)
     assert all(table.num_rows > 0 for table in expected.values())
+    assert_same_marts(built, expected)
+
+
+@pytest.mark.parametrize("module", [marts_duckdb, composition_duckdb], ids=["marts", "composition"])
+def test_duckdb_reads_a_ranges_objects_once_not_once_per_partial(bucket_run, module, monkeypatch):
+    """On an object store a range's files are read into DuckDB tables once, before its partial queries:
+    with the run's objects deleted once the first query starts, the marts are still the local copy's."""
+    in_bucket, on_disk = bucket_run
+    bucket = in_bucket.out.fs_path().split("/")[0]
+    copy = Store.parse(f"s3://{bucket}/once-{uuid.uuid4().hex[:12]}")
+    pafs.copy_files(in_bucket.out.fs_path(), copy.fs_path(), source_filesystem=in_bucket.out.filesystem,
+                    destination_filesystem=copy.filesystem)
+    run = load_run(copy, in_bucket.record.run_id)
+    query = module.sql
+
+    def deleting_the_run_first(name):
+        copy.filesystem.delete_dir_contents(copy.fs_path(), missing_dir_ok=True)
+        return query(name)
+
+    monkeypatch.setattr(module, "sql", deleting_the_run_first)
+    if module is marts_duckdb:
+        built, expected = (module.build_marts(built_from, ROAD_CELLS_SHOES, 0) for built_from in (run, on_disk))
+    else:
+        built, expected = (module.build_composition_marts(built_from, built_from.added_files("round_ev"))
+                           for built_from in (run, on_disk))
+    assert not copy.filesystem.get_file_info(pafs.FileSelector(copy.fs_path(), allow_not_found=True))
     assert_same_marts(built, expected)
 
 
