@@ -108,18 +108,17 @@ def _add_spread_of_means(table: pa.Table, grouped: pa.Table, keys: list[str], ce
     the parts, with x_i a part's mean of x (sum_<x> / rounds) and x the group's."""
     totals = grouped.select(keys + ["rounds", *{f"sum_{v}" for c in centred for v in _variables(c)}])
     parts = table.join(totals.rename_columns(keys + [f"group_{c}" for c in totals.column_names[len(keys):]]), keys)
+    rounds, group_rounds = (pc.cast(parts[name], pa.float64()) for name in ("rounds", "group_rounds"))
 
     def deviation(variable: str) -> pa.Array:
-        part_mean = pc.divide(pc.cast(parts[f"sum_{variable}"], pa.float64()), pc.cast(parts["rounds"], pa.float64()))
-        group_mean = pc.divide(pc.cast(parts[f"group_sum_{variable}"], pa.float64()),
-                               pc.cast(parts["group_rounds"], pa.float64()))
-        return pc.subtract(part_mean, group_mean)
+        return pc.subtract(pc.divide(parts[f"sum_{variable}"], rounds),
+                           pc.divide(parts[f"group_sum_{variable}"], group_rounds))
 
-    spreads = {f"spread_{c}": pc.multiply(pc.multiply(pc.cast(parts["rounds"], pa.float64()), deviation(x)),
-                                          deviation(y)) for c in centred for x, y in [_variables(c)]}
+    spreads = {f"spread_{c}": pc.multiply(pc.multiply(rounds, deviation(x)), deviation(y))
+               for c in centred for x, y in [_variables(c)]}
     spread = pa.table({**{key: parts[key] for key in keys}, **spreads}).group_by(keys, use_threads=False)
-    spread = spread.aggregate([(name, "sum") for name in spreads]).rename_columns(keys + list(spreads))
-    grouped = grouped.join(spread, keys)
+    grouped = grouped.join(spread.aggregate([(name, "sum") for name in spreads]).rename_columns(keys + list(spreads)),
+                           keys)
     for column in centred:
         grouped = grouped.set_column(grouped.schema.get_field_index(column), column,
                                      pc.add(grouped[column], grouped[f"spread_{column}"]))
