@@ -46,7 +46,7 @@ def _local_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -
     return " UNION ALL ".join(parts)
 
 
-def files_view(con: duckdb.DuckDBPyConnection, out: Store, name: str, paths: list[str], shoes: ShoeRange,
+def files_relation(con: duckdb.DuckDBPyConnection, out: Store, name: str, paths: list[str], shoes: ShoeRange,
                columns: str = "*") -> None:
     """Relation `name`: `columns` of the Parquet files at `paths` (reader paths under OUT) for the range's
     shoes; a view on a local OUT, a table read once on an object store."""
@@ -59,7 +59,7 @@ def files_view(con: duckdb.DuckDBPyConnection, out: Store, name: str, paths: lis
 
 
 def rounds_views(con: duckdb.DuckDBPyConnection, out: Store, shoes: ShoeRange) -> None:
-    """Views of the range: `shoes`; `rounds`, each with its run_row (its place in the run, from 0); and
+    """Relations of the range: `shoes`; `rounds`, each with its run_row (its place in the run, from 0); and
     `opening`, the run_row and nets of the range's rounds among the run's first 100."""
     if out.is_local:
         con.execute(f"CREATE VIEW shoes AS {_local_scan(shoes.shoes, shoes, run_row=False)}")
@@ -69,11 +69,12 @@ def rounds_views(con: duckdb.DuckDBPyConnection, out: Store, shoes: ShoeRange) -
         con.execute(f"CREATE VIEW opening AS SELECT run_row, COLUMNS('^net_') FROM {source} "
                     f"WHERE run_row < {OPENING_ROUNDS}")
         return
-    files_view(con, out, "shoes", [file.path for file in shoes.shoes], shoes)
+    files_relation(con, out, "shoes", [file.path for file in shoes.shoes], shoes)
     _shoe_starts(con, out, shoes)
     con.register("range_rounds", out.parquet_dataset([file.path for file in shoes.rounds]))
     con.execute(f"CREATE TEMP TABLE rounds AS SELECT s.start + r.round - 1 AS run_row, {ROUND_COLUMNS} "
-                f"FROM (FROM range_rounds WHERE {_in_range(shoes)}) AS r JOIN shoe_starts AS s ON s.shoe_id = r.shoe_id")
+                f"FROM (FROM range_rounds WHERE {_in_range(shoes)}) AS r "
+                "JOIN shoe_starts AS s ON s.shoe_id = r.shoe_id")
     con.unregister("range_rounds")
     [(last_opening,)] = con.execute(f"SELECT max(shoe_id) FROM shoe_starts WHERE start < {OPENING_ROUNDS}").fetchall()
     opening = f"shoe_id <= {last_opening}" if last_opening is not None else "false"
