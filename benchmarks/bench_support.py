@@ -17,7 +17,7 @@ from pathlib import Path
 from pipeline.runs import RunRecord, read_run
 from pipeline.storage import Store
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "functional"))
+sys.path[:0] = [str(Path(__file__).parents[1] / "tests" / "functional"), str(Path(__file__).parents[1] / "tests")]
 from local_s3 import aws_environment, s3_server  # noqa: E402  (the tests' local S3 server)
 
 BUCKET = "bench"

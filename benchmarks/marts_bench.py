@@ -3,6 +3,7 @@
     python benchmarks/marts_bench.py [--shoes 1000000] [--out DIR] [--keep]
     python benchmarks/marts_bench.py --s3 [--shoes 100000]
     python benchmarks/marts_bench.py --master 'local[2]' [--shoes 1000000] [--ranges K]
+    python benchmarks/marts_bench.py --master standalone [--shoes 1000000] [--workers 1,2]
 
 Deals a run with `baccarat simulate` (or reuses the first committed run in --out), then measures in
 the same session:
@@ -20,14 +21,21 @@ Target: each engine's whole command within 20x the scan, peak memory under 6 GB.
 --s3 deals the run into a bucket of a local S3 server (moto, 127.0.0.1) and reports, for each engine,
 the command there against the sum of the same command on a local copy of the run and what pyarrow
 alone needs to read the run's rounds and shoes files from the server (best of three): target at most
-1.3x. --master runs, for each engine, the command as above and then with
+1.3x. --master URL runs the single-process DuckDB command, then, for each engine, the command with
 `--master URL` (Spark tasks computing the partials of shoe ranges, pipeline/marts/cluster.py) on the
-same run, and reports the ratio of the two (target: at most 1.2x) and the driver's peak memory.
+same run, and reports the ratio to the DuckDB command (target: at most 1.2x) and the peak memory of
+every process of the command, the driver, the JVM and the Python workers included (target: each under
+1.5 GB). --master standalone starts a standalone cluster on 127.0.0.1 (a master and N one-core
+workers, as tests/functional/test_cluster.py does) for each N of --workers, runs the command there
+with each engine, stops the cluster, and reports the speed-up of 2 workers over 1 (target: at least
+1.6x) and the start-up's share of the time (the interpreter, the imports and the SparkSession; the
+target holds only where it is under 10 %).
 The script is a report: it exits 0 whatever the ratios are.
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -36,13 +44,16 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 from bench_support import (
+    MemoryPoller,
     best_of_three,
     machine_load,
+    memory_lines,
     run_record,
     s3_bucket,
     scratch_folder,
     simulate_command,
 )
+from test_cluster import standalone_cluster  # the tests' standalone cluster (bench_support's sys.path)
 
 from pipeline.runs import RunRecord, committed_runs
 from pipeline.storage import Store
@@ -51,6 +62,9 @@ RATIO_TARGET = 20.0
 SPARK_RATIO_TARGET = 1.2
 S3_RATIO_TARGET = 1.3
 MEMORY_TARGET_MB = 6 * 1024
+SPARK_MEMORY_TARGET_MB = 1.5 * 1024  # every process of `marts --master`
+SCALING_TARGET = 1.6  # 2 one-core workers against 1
+STARTUP_SHARE_TARGET = 0.10
 SCAN = "SELECT outcome, count(*), sum(net_banker) FROM read_parquet({files}, hive_partitioning = false) GROUP BY outcome"
 # The command as the console script runs it, with a timer around each phase: each library function is
 # replaced wherever a pipeline module holds it (the CLI imports them by name).
@@ -60,8 +74,8 @@ first_line = time.time()
 begun = time.perf_counter()
 from pipeline import cli
 from pipeline.marts import engines, inputs, publish
-from pipeline import runs
-seconds = dict.fromkeys(("verify", "checksums", "build", "commit", "publish"), 0.0)
+from pipeline import runs, spark
+seconds = dict.fromkeys(("verify", "checksums", "spark", "build", "commit", "publish"), 0.0)
 seconds["imports"] = time.perf_counter() - begun
 def timed(module, name, phase):
     original = getattr(module, name)
@@ -76,7 +90,7 @@ def timed(module, name, phase):
             setattr(holder, name, wrapper)
 for module, name, phase in ((inputs, "load_runs", "verify"), (runs, "check_run", "checksums"),
                             (engines, "build_marts", "build"), (publish, "write_marts", "commit"),
-                            (publish, "publish_warehouse", "publish")):
+                            (publish, "publish_warehouse", "publish"), (spark, "spark_session", "spark")):
     timed(module, name, phase)
 begun = time.perf_counter()
 status = cli.main(sys.argv[1:])
@@ -107,25 +121,31 @@ def scan_seconds(out: str, record: RunRecord) -> float:
     return min(timings)
 
 
-def command_figures(out: str, run_id: str, engine: str, warehouse: Path, spark: list[str] = ()) -> dict:
-    """The whole command in a fresh process (with `spark`: --master and --ranges): wall seconds and each phase's."""
+def command_figures(out: str, run_id: str, engine: str, warehouse: Path, spark: list[str] = (),
+                    env: dict | None = None) -> dict:
+    """The whole command in a fresh process (with `spark`: --master and --ranges; in `env`): wall seconds
+    and each phase's, and the peak memory of each of its processes (peaks: pid -> (name, kB))."""
     arguments = ["marts", "--out", out, "--run-id", run_id, "--engine", engine, "--warehouse", str(warehouse), *spark]
     started = time.time()
-    done = subprocess.run([sys.executable, "-c", COMMAND, *arguments], capture_output=True, text=True)
+    process = subprocess.Popen([sys.executable, "-c", COMMAND, *arguments], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
+    with MemoryPoller(process.pid) as poller:
+        stdout, stderr = process.communicate()
     ended = time.time()
-    if done.returncode != 0:
-        sys.exit(f"baccarat marts --engine {engine} failed ({done.returncode}):\n{done.stderr}")
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    if process.returncode != 0:
+        sys.exit(f"baccarat marts --engine {engine} failed ({process.returncode}):\n{stderr}")
+    figures = json.loads(stdout.strip().splitlines()[-1])
     figures["start-up"] = figures["first_line"] - started + figures["imports"]  # the interpreter, then the imports
     figures["exit"] = ended - figures["last_line"]  # the process ending: libraries' threads and memory
-    figures["other"] = figures["command"] - sum(figures[p] for p in ("verify", "build", "commit", "publish"))
+    figures["other"] = figures["command"] - sum(figures[p] for p in ("verify", "spark", "build", "commit", "publish"))
     figures["verify"] -= figures["checksums"]
-    return figures | {"wall": ended - started}
+    return figures | {"wall": ended - started, "peaks": poller.peaks}
 
 
 def split(f: dict) -> str:
     return (f"start-up {f['start-up']:.2f} (imports {f['imports']:.2f})   check_run {f['checksums']:.2f}   "
-            f"other checks {f['verify']:.2f}   build {f['build']:.2f}   mart commits {f['commit']:.2f}   "
+            f"other checks {f['verify']:.2f}   SparkSession {f['spark']:.2f}   build {f['build']:.2f}   "
+            f"mart commits {f['commit']:.2f}   "
             f"warehouse {f['publish']:.2f}   rest {f['other']:.2f}   exit {f['exit']:.2f}")
 
 
@@ -169,22 +189,61 @@ def s3_report(out: str, shoes: int, workdir: Path) -> None:
         print(f"{engine:7s} on S3 {on_s3['wall']:7.2f} s (build {on_s3['build']:.2f})   local disk "
               f"{on_disk['wall']:7.2f} s (build {on_disk['build']:.2f})   pyarrow read {read:.2f} s   ratio {ratio:4.2f} "
               f"(target <= {S3_RATIO_TARGET})   {'PASS' if ratio <= S3_RATIO_TARGET else 'FAIL'}", flush=True)
+        print(f"        on S3: {split(on_s3)}\n        local: {split(on_disk)}", flush=True)
     print(machine_load())
 
 
 def spark_report(out: str, shoes: int, workdir: Path, spark: list[str]) -> None:
-    """Each engine's command in one process, then with `spark` (--master and --ranges), on the same run."""
+    """The single-process DuckDB command, then each engine's command with `spark` (--master and --ranges),
+    on the same run: the ratio and every process's peak memory."""
     run_id = committed_run(out, shoes)
     record = run_record(out, run_id)
     print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
+    single = command_figures(out, run_id, "duckdb", workdir / "warehouse-single.duckdb")
+    print(f"duckdb  one process {single['wall']:7.2f} s   peak {single['peak_mb']:,.0f} MB\n"
+          f"        seconds: {split(single)}", flush=True)
     for engine in ("duckdb", "polars"):
-        single = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb")
         spread = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb", spark)
         ratio = spread["wall"] / single["wall"]
-        print(f"{engine:7s} one process {single['wall']:7.2f} s (build {single['build']:.2f})   "
-              f"{' '.join(spark)} {spread['wall']:7.2f} s (build {spread['build']:.2f})   ratio {ratio:4.2f} "
-              f"(target <= {SPARK_RATIO_TARGET})   driver peak {spread['peak_mb']:,.0f} MB "
-              f"{'PASS' if ratio <= SPARK_RATIO_TARGET else 'FAIL'}", flush=True)
+        peak_mb = max(kb for _, kb in spread["peaks"].values()) / 1024
+        verdict = "PASS" if ratio <= SPARK_RATIO_TARGET and peak_mb < SPARK_MEMORY_TARGET_MB else "FAIL"
+        print(f"{engine:7s} {' '.join(spark)} {spread['wall']:7.2f} s   ratio to one DuckDB process {ratio:4.2f} "
+              f"(target <= {SPARK_RATIO_TARGET})   largest process {peak_mb:,.0f} MB "
+              f"(target < {SPARK_MEMORY_TARGET_MB:,.0f})   {verdict}\n        seconds: {split(spread)}", flush=True)
+        print("\n".join(memory_lines(spread["peaks"])), flush=True)
+    print(machine_load())
+
+
+def startup_share(figures: dict) -> float:
+    """The share of the wall time before the command can run a task: the interpreter, imports, SparkSession."""
+    return (figures["start-up"] + figures["spark"]) / figures["wall"]
+
+
+def scaling_report(out: str, shoes: int, workdir: Path, workers: list[int], ranges: list[str]) -> None:
+    """Each engine's command on a standalone cluster of each size in `workers` (one-core workers on
+    127.0.0.1, started and stopped here), and the speed-up of 2 workers over 1."""
+    run_id = committed_run(out, shoes)
+    record = run_record(out, run_id)
+    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
+    walls: dict[tuple[str, int], float] = {}
+    for count in workers:
+        logs = workdir / f"cluster-{count}"
+        logs.mkdir()
+        with standalone_cluster(logs, count) as (url, env, _):
+            for engine in ("duckdb", "polars"):
+                figures = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb",
+                                          ["--master", url, *ranges], env)
+                walls[engine, count] = figures["wall"]
+                share = startup_share(figures)
+                print(f"{engine:7s} {count} worker(s) {figures['wall']:7.2f} s (build {figures['build']:.2f})   "
+                      f"start-up share {share:.1%} (target < {STARTUP_SHARE_TARGET:.0%}: "
+                      f"{'ok' if share < STARTUP_SHARE_TARGET else 'too small a run'})\n"
+                      f"        seconds: {split(figures)}", flush=True)
+    for engine in ("duckdb", "polars"):
+        if (engine, 1) in walls and (engine, 2) in walls:
+            speedup = walls[engine, 1] / walls[engine, 2]
+            print(f"{engine:7s} 2 workers against 1: {speedup:.2f}x (target >= {SCALING_TARGET})   "
+                  f"{'PASS' if speedup >= SCALING_TARGET else 'FAIL'}")
     print(machine_load())
 
 
@@ -194,14 +253,20 @@ def main() -> None:
     parser.add_argument("--out", help="a folder holding a committed run to reuse (dealt there when it holds none)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the dealt run, the warehouses)")
     parser.add_argument("--s3", action="store_true", help="deal the run into a local S3 server; seconds only")
-    parser.add_argument("--master", help="also build with Spark tasks on this master, against one process")
+    parser.add_argument("--master", help="also build with Spark tasks on this master, against one process; "
+                        "'standalone': on standalone clusters of --workers one-core workers")
     parser.add_argument("--ranges", type=int, help="with --master: the shoe ranges (default: the command's)")
+    parser.add_argument("--workers", default="1,2", help="with --master standalone: the cluster sizes, in order")
     args = parser.parse_args()
-    spark = ["--master", args.master, *(["--ranges", str(args.ranges)] if args.ranges else [])] if args.master else []
+    ranges = ["--ranges", str(args.ranges)] if args.ranges else []
+    spark = ["--master", args.master, *ranges] if args.master else []
     with scratch_folder("marts-bench-", args.keep) as workdir:
         if args.s3:
             with s3_bucket(workdir / "moto.log") as bucket:
                 s3_report(f"{bucket}/marts", args.shoes, workdir)
+        elif args.master == "standalone":
+            workers = [int(count) for count in args.workers.split(",")]
+            scaling_report(args.out or str(workdir / "out"), args.shoes, workdir, workers, ranges)
         elif spark:
             spark_report(args.out or str(workdir / "out"), args.shoes, workdir, spark)
         else:

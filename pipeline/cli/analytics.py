@@ -30,7 +30,7 @@ def marts(
         min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
     master: MasterOption = None,
     ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
-        "Shoe ranges per run whose partials are computed apart; default 1 without --master, "
+        "Shoe ranges per run whose partials are computed apart; default 1 without --master on a local OUT, "
         "else a range per core and one per 100,000 shoes."))] = None,
 ) -> None:
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;
@@ -52,7 +52,8 @@ def marts(
     run_ranges, parallelism = _range_runner(master)
     for run in runs:
         started = time.monotonic()
-        count = ranges or (1 if run_ranges is in_process else default_ranges(run.record.shoes, parallelism))
+        single = run_ranges is in_process and out.is_local  # else each range's files are held in memory once
+        count = ranges or (1 if single else default_ranges(run.record.shoes, parallelism))
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
         on = "" if run_ranges is in_process else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
         print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "

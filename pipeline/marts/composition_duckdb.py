@@ -6,7 +6,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.range_views import files_view, range_connection
+from pipeline.marts.range_views import files_relation, range_connection
 from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
                                      in_process)
 from pipeline.marts.roads_duckdb import sql
@@ -40,8 +40,9 @@ def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
 def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     with range_connection(run.out, shoes) as con:
-        files_view(con, run.out, "round_ev", list(round_ev), shoes)
-        files_view(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes)
+        files_relation(con, run.out, "round_ev", list(round_ev), shoes)
+        files_relation(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes,
+                   "shoe_id, round, COLUMNS('^net_')")
         return range_partials(con)
 
 

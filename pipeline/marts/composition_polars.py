@@ -101,23 +101,30 @@ def count_levels(round_ev: pl.LazyFrame) -> pl.LazyFrame:
               .select(count_system=pl.col("count_column").str.slice(len("true_count_")),
                       bet=pl.col("ev_column").str.slice(len("ev_")), true_count=tc,
                       high_level=(2 * tc).floor().cast(pl.Int64), low_level=(2 * tc).ceil().cast(pl.Int64), ev=ev))
-    sums = dict(rounds=pl.len().cast(pl.Int64), sum_ev=ev.sum(), sum_tc=tc.sum(), sum_ev_ev=(ev * ev).sum(),
-                sum_tc_tc=(tc * tc).sum(), sum_tc_ev=(tc * ev).sum(), min_ev=ev.min(), max_ev=ev.max(),
-                min_tc=tc.min(), max_tc=tc.max())
+    rounds = pl.len().cast(pl.Float64)
+    sums = dict(rounds=pl.len().cast(pl.Int64), sum_ev=ev.sum(), sum_tc=tc.sum(), m2_ev=ev.var(ddof=0) * rounds,
+                m2_tc=tc.var(ddof=0) * rounds, m2_tc_ev=pl.cov(tc, ev, ddof=0) * rounds, min_ev=ev.min(),
+                max_ev=ev.max(), min_tc=tc.min(), max_tc=tc.max())
     return pl.concat([paired.group_by(*COUNTED, level=f"{direction}_level").agg(**sums)
                       .select(*COUNTED, direction=pl.lit(direction), level="level", *sums)
                       for direction in ("high", "low")])
 
 
 def _correlation(levels: pl.LazyFrame) -> pl.LazyFrame:
-    """count_efficiency.sql's fits: the rounds and the correlation of each count system and bet."""
-    n = pl.col("rounds").sum()
-    tc, ev = pl.col("sum_tc").sum(), pl.col("sum_ev").sum()
+    """count_efficiency.sql's fits: the rounds and the correlation of each count system and bet, from the
+    levels' co-moments moved to the means of every round."""
+    rounds = pl.col("rounds")
+    deviation = {name: pl.col(f"sum_{name}") / rounds - pl.col(f"sum_{name}").sum() / rounds.sum()
+                 for name in ("tc", "ev")}
+
+    def moment(first: str, second: str) -> pl.Expr:
+        return (pl.col(f"m2_{first}" if first == second else f"m2_{first}_{second}")
+                + rounds * deviation[first] * deviation[second]).sum()
+
     varies = (pl.col("min_tc").min() < pl.col("max_tc").max()) & (pl.col("min_ev").min() < pl.col("max_ev").max())
-    spread = ((n * pl.col("sum_tc_tc").sum() - tc.pow(2)) * (n * pl.col("sum_ev_ev").sum() - ev.pow(2))).sqrt()
+    spread = (moment("tc", "tc") * moment("ev", "ev")).sqrt()
     return (levels.filter(pl.col("direction") == "high").group_by(COUNTED)
-            .agg(rounds=n.cast(pl.Int64),
-                 correlation=pl.when(varies).then((n * pl.col("sum_tc_ev").sum() - tc * ev) / spread)))
+            .agg(rounds=rounds.sum().cast(pl.Int64), correlation=pl.when(varies).then(moment("tc", "ev") / spread)))
 
 
 def count_efficiency(levels: pl.LazyFrame, perfect: pl.LazyFrame) -> pl.LazyFrame:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.marts.inputs import RunInput
 from pipeline.runs import FileEntry
@@ -23,11 +24,15 @@ MERGED = {
     "opening": {},  # the run's first 100 rounds, by run_row
     "road_outcomes": {},  # the outcomes of the shoes the roads are built for, by shoe and round
 }
+# A co-moment about its group's mean, m2_<x> (of x with itself) or m2_<x>_<y>, beside the group's
+# `rounds` and sum_<x>, sum_<y>: merged by Chan, Golub and LeVeque's rule, so that a variance or a
+# correlation is not the small difference of two large raw sums.
+CENTRED = "centred"
 # The composition marts' partials (sql/prep_ev_groups.sql, prep_perfect_shoes.sql, prep_count_levels.sql).
 COMPOSITION_MERGED = {
     "ev_groups": {"rounds": "sum"},  # rounds per bet, depth bucket and exact EV
     "perfect_shoes": {},  # per bet and shoe
-    "count_levels": {"rounds": "sum", "sum_": "sum", "min_": "min", "max_": "max"},
+    "count_levels": {"rounds": "sum", "sum_": "sum", "m2_": CENTRED, "min_": "min", "max_": "max"},
 }
 OPENING_ROUNDS = 100  # ev_convergence.sql: checkpoints below 100 rounds read single rounds
 
@@ -91,8 +96,39 @@ def merge(merging: dict[str, str], tables: list[pa.Table]) -> pa.Table:
     if len(tables) == 1 or not merged:
         return table
     keys = [column for column in table.column_names if column not in merged]
-    grouped = table.group_by(keys, use_threads=False).aggregate(list(merged.items()))
-    return grouped.rename_columns(keys + list(merged)).select(table.column_names).cast(table.schema)
+    summed = [(column, "sum" if how == CENTRED else how) for column, how in merged.items()]
+    grouped = table.group_by(keys, use_threads=False).aggregate(summed).rename_columns(keys + list(merged))
+    if centred := [column for column, how in merged.items() if how == CENTRED]:
+        grouped = _add_spread_of_means(table, grouped, keys, centred)
+    return grouped.select(table.column_names).cast(table.schema)
+
+
+def _add_spread_of_means(table: pa.Table, grouped: pa.Table, keys: list[str], centred: list[str]) -> pa.Table:
+    """The merged co-moments: to the summed m2_<x>_<y> of the parts, add sum(n (x_i - x)(y_i - y)) over
+    the parts, with x_i a part's mean of x (sum_<x> / rounds) and x the group's."""
+    totals = grouped.select(keys + ["rounds", *{f"sum_{v}" for c in centred for v in _variables(c)}])
+    parts = table.join(totals.rename_columns(keys + [f"group_{c}" for c in totals.column_names[len(keys):]]), keys)
+    rounds, group_rounds = (pc.cast(parts[name], pa.float64()) for name in ("rounds", "group_rounds"))
+
+    def deviation(variable: str) -> pa.Array:
+        return pc.subtract(pc.divide(parts[f"sum_{variable}"], rounds),
+                           pc.divide(parts[f"group_sum_{variable}"], group_rounds))
+
+    spreads = {f"spread_{c}": pc.multiply(pc.multiply(rounds, deviation(x)), deviation(y))
+               for c in centred for x, y in [_variables(c)]}
+    spread = pa.table({**{key: parts[key] for key in keys}, **spreads}).group_by(keys, use_threads=False)
+    grouped = grouped.join(spread.aggregate([(name, "sum") for name in spreads]).rename_columns(keys + list(spreads)),
+                           keys)
+    for column in centred:
+        grouped = grouped.set_column(grouped.schema.get_field_index(column), column,
+                                     pc.add(grouped[column], grouped[f"spread_{column}"]))
+    return grouped
+
+
+def _variables(centred: str) -> tuple[str, str]:
+    """The two variables of a co-moment column: m2_tc_ev -> (tc, ev); m2_ev -> (ev, ev)."""
+    names = centred.removeprefix("m2_").split("_")
+    return names[0], names[-1]
 
 
 def merge_partials(results: list[dict[str, pa.Table]], merging: dict[str, dict[str, str]]) -> dict[str, pa.Table]:

@@ -11,17 +11,14 @@ import socket
 from pathlib import Path
 import subprocess
 import time
-import uuid
 
 import polars as pl
-import pyarrow.fs as pafs
 import pytest
 from polars.testing import assert_frame_equal
 from spark_jobs import simulate
 from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
-from pipeline import duckdb_files
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
 from pipeline.marts.cluster import spark_ranges
@@ -134,38 +131,6 @@ def test_composition_partials_of_several_ranges_merge_by_key(runs, engine):
         assert merged.num_rows == together if name == "perfect_shoes" else merged.num_rows < together, name
     shoes = merge({}, [result["perfect_shoes"] for result in results])["shoe_id"].to_pylist()
     assert sorted(set(shoes)) == list(range(ROUND_EV_SHOES))
-
-
-@pytest.fixture(scope="module")
-def bucket_run(spark, s3_endpoint, tmp_path_factory):
-    """ez baccarat with round_ev rows in a bucket of the local S3 server, and the run in a local copy of it."""
-    import boto3
-
-    name = f"ranges-{uuid.uuid4().hex[:12]}"
-    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=name)
-    store = Store.parse(f"s3://{name}/data")
-    record = simulate(spark, str(store), rules="ez_baccarat", seed=45, shoes=60, partitions=3)
-    run_job(spark, composition_job.plan_for(store, record.run_id, 40, None, partitions=2))
-    local = tmp_path_factory.mktemp("bucket_copy")
-    pafs.copy_files(store.fs_path(), str(local), source_filesystem=store.filesystem,
-                    destination_filesystem=pafs.LocalFileSystem())
-    return load_run(store, record.run_id), load_run(Store.parse(str(local)), record.run_id)
-
-
-@pytest.mark.parametrize("engine", list(Engine))
-def test_marts_of_ranges_read_from_a_bucket_equal_those_of_its_local_copy(bucket_run, engine, monkeypatch):
-    """DuckDB's range tasks read the bucket through pyarrow datasets: not one byte through the Python file
-    object of pipeline/duckdb_files.py (made to fail here)."""
-    def no_python_reads(self, size=-1):
-        raise AssertionError("a range read the bucket through a Python file object")
-
-    monkeypatch.setattr(duckdb_files.PositionalFile, "read", no_python_reads)
-    in_bucket, on_disk = bucket_run
-    built = build_marts(engine, in_bucket, ROAD_CELLS_SHOES, 0, ranges=3)
-    expected = build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)
-    assert set(expected) == set(MARTS) | set(COMPOSITION_MARTS)
-    assert all(table.num_rows > 0 for table in expected.values())
-    assert_same_marts(built, expected)
 
 
 def test_the_command_on_spark_commits_the_marts_of_the_single_process_command(cli, runs, tmp_path):

@@ -6,16 +6,24 @@
 -- it up, so the figures at a trigger add up the levels from the far end (input count_levels).
 -- Expected units per shoe are the sum of the exact EVs bet over the shoes of the run;
 -- share_of_perfect divides them by perfect play's (input perfect_play). The correlation of the
--- true count and the exact EV is over every round, from the sums of the 'high' levels (null when
--- either does not vary).
-WITH fits AS (
-    SELECT count_system, bet, sum(rounds) AS n,
-           CASE WHEN min(min_tc) < max(max_tc) AND min(min_ev) < max(max_ev) THEN
-               (n * sum(sum_tc_ev) - sum(sum_tc) * sum(sum_ev))
-               / sqrt((n * sum(sum_tc_tc) - sum(sum_tc) ^ 2) * (n * sum(sum_ev_ev) - sum(sum_ev) ^ 2))
-           END AS correlation
+-- true count and the exact EV is over every round, from the 'high' levels' co-moments about their
+-- means, each moved to the means of every round (m2 + n (level mean - mean)^2, Chan et al.; null
+-- when either does not vary).
+WITH high AS (
+    SELECT *, sum(sum_tc) OVER series / sum(rounds) OVER series AS mean_tc,
+           sum(sum_ev) OVER series / sum(rounds) OVER series AS mean_ev
     FROM count_levels
     WHERE direction = 'high'
+    WINDOW series AS (PARTITION BY count_system, bet)
+),
+fits AS (
+    SELECT count_system, bet, sum(rounds) AS n,
+           CASE WHEN min(min_tc) < max(max_tc) AND min(min_ev) < max(max_ev) THEN
+               sum(m2_tc_ev + rounds * (sum_tc / rounds - mean_tc) * (sum_ev / rounds - mean_ev))
+               / sqrt(sum(m2_tc + rounds * (sum_tc / rounds - mean_tc) ^ 2)
+                      * sum(m2_ev + rounds * (sum_ev / rounds - mean_ev) ^ 2))
+           END AS correlation
+    FROM high
     GROUP BY count_system, bet
 ),
 grid AS (
