@@ -169,7 +169,7 @@ def _write_row(row, start, rounds, params, bank, ended):
     row[len(row) - 1] = ended
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ending(params, money, counted):
     if money >= params[P_GOAL]:
         return _GOAL
@@ -182,7 +182,7 @@ def _ending(params, money, counted):
     return _INCOMPLETE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _settled(bank, stake, net, side, hit):
     """The bankroll's tuple after a stake of `stake` cents settled at `net` hundredths of it."""
     money, peak, drawdown, wagered, wagered_banker, wagered_player, stakes, hits = bank
@@ -193,7 +193,7 @@ def _settled(bank, stake, net, side, hit):
             wagered_player + stake if side == _PLAYER else wagered_player, stakes + 1, hits + hit)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stake(params, state, line, buffer, money):
     """The next stake in cents, the progression's state after it, and whether it hit the table maximum."""
     units = _next_units(params[P_KIND], state, buffer)
@@ -211,14 +211,14 @@ def _stake(params, state, line, buffer, money):
     return stake, state, hit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reset(line, buffer):
     """A progression's first state; the Labouchère line copied to the buffer's start."""
     buffer[:len(line)] = line
     return 0, 1, 0, 0, len(line)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_units(kind, state, buffer):
     level = state[_LEVEL]
     if kind == _LABOUCHERE:
@@ -236,7 +236,7 @@ def _next_units(kind, state, buffer):
     return state[_UNITS]  # flat, dalembert, oscars_grind
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _progress(params, state, line, buffer, won, settled):
     """The progression's state after a decided bet whose stake times net was `settled` (cents x
     hundredths); the line's buffer has room for one more number at its end."""
@@ -259,7 +259,7 @@ def _progress(params, state, line, buffer, won, settled):
     return state
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cross_out(state, buffer, line, won, staked):
     level, units, profit, low, high = state
     if won:
@@ -270,7 +270,7 @@ def _cross_out(state, buffer, line, won, staked):
     return level, units, profit, low, high + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grind(params, state, line, buffer, won, staked, settled):
     """Oscar's grind; its profit is kept in cents x hundredths, so one unit is P_UNIT * CENTS."""
     level, units, profit, low, high = state
@@ -284,7 +284,7 @@ def _grind(params, state, line, buffer, won, staked, settled):
     return level, units, profit, low, high
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mark(road, lengths, side, back):
     """The mark (0 red, 1 blue) a derived road comparing `back` columns would give a new `side` entry,
     or _NONE (docs/rules.md)."""
@@ -302,14 +302,14 @@ def _mark(road, lengths, side, back):
     return 1 if lengths[column - back] == row else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _marked(road, lengths, side, back):
     """The derived road's last mark after a new `side` entry: the new one, or the one before."""
     mark = _mark(road, lengths, side, back)
     return road[1 + back] if mark == _NONE else mark
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_to_road(road, lengths, side, derived):
     """The road after a Banker or Player win (each derived road's last mark only when `derived`);
     `lengths` has room for one more column."""
@@ -324,7 +324,7 @@ def _add_to_road(road, lengths, side, derived):
     return columns + 1, side, big_eye, small, cockroach
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose(params, road, lengths):
     choose, columns, side = params[P_CHOOSE], road[0], road[1]
     if choose == _SAME_SIDE or columns == 0:
