@@ -124,17 +124,14 @@ def write_range(plan: Plan, first: int, last: int,
     """Play and write the sessions of every system that start in shoes [first, last) as one file; runs
     inside a Spark task. report_batch(shoes, sessions) hears after each system written. The result
     holds each system's entry and exit (entries.py), which the driver checks."""
-    behind = read_rounds(plan.out, plan.run, plan.kinds, first - _lookback(plan, first), first)
-    ahead, end = _rounds_of(plan, first, last)
-    rounds = behind.then(ahead)
-    keys = np.append(rounds.keys(), shoe_key(plan.shoes))
+    rounds, keys, begin, end = _task_rounds(plan, first, last)
     summaries, entries, exits = {}, {}, {}
 
     def batches():
         for system in plan.systems:
             known = plan.entries.get(first, {}).get(system.name)
             sessions, entries[system.name], exits[system.name] = play_range(
-                system, rounds.arguments(), keys, len(behind), len(behind) + end, known)
+                system, rounds.arguments(), keys, begin, end, known)
             summaries[system.name] = _summary(sessions)
             yield last - first, (session_rows(system, rounds, sessions),)
 
@@ -169,22 +166,26 @@ def settled(plan: Plan, results: list[dict],
     return settle(results, play_again)
 
 
-def _rounds_of(plan: Plan, first: int, last: int) -> tuple[Rounds, int]:
-    """The rounds of shoes [first, last) and the rounds after them that a session starting there may
-    consume; how many are the range's."""
-    ahead = read_rounds(plan.out, plan.run, plan.kinds, first, last)
-    return ahead.then(_forward(plan, last)), len(ahead)
-
-
-def _forward(plan: Plan, last: int) -> Rounds:
-    """The rounds from shoe `last` on, whole shoes, enough to finish every session that starts before
-    it (or every round to the run's end)."""
-    shoes = 1
+def _task_rounds(plan: Plan, first: int, last: int) -> tuple[Rounds, np.ndarray, int, int]:
+    """The rounds a task plays, read once: the look-back before shoe `first`, shoes [first, last), and
+    after them whole shoes enough to finish every session that starts before `last` (or every round to
+    the run's end). With each round's key and one more, the run's end; where the range's rounds begin
+    and end."""
+    since, shoes_after = first - _lookback(plan, first), _shoes_after(plan)
     while True:
-        later = read_rounds(plan.out, plan.run, plan.kinds, last, min(plan.shoes, last + shoes))
-        if last + shoes >= plan.shoes or all(_covers(system, later.winners) for system in plan.systems):
-            return later
-        shoes *= 2
+        until = min(plan.shoes, last + shoes_after)
+        rounds = read_rounds(plan.out, plan.run, plan.kinds, since, until)
+        keys = np.append(rounds.keys(), shoe_key(plan.shoes))
+        begin, end = np.searchsorted(keys, [shoe_key(first), shoe_key(last)]).tolist()
+        if until == plan.shoes or all(_covers(system, rounds.winners[end:]) for system in plan.systems):
+            return rounds, keys, begin, end
+        shoes_after *= 2
+
+
+def _shoes_after(plan: Plan) -> int:
+    """The shoes after a range that most likely hold every round its last sessions may consume."""
+    spans = [system.session.max_rounds for system in plan.systems if system.session.span_shoes]
+    return 1 + ceil(max(spans, default=0) / ROUNDS_PER_SHOE)
 
 
 def _covers(system: System, winners: np.ndarray) -> bool:
