@@ -14,7 +14,7 @@ the maximum, so the saturated value takes the same decisions as the exact one.
 import numpy as np
 from numba import njit
 
-from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
+from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, WINNER_CODES, check_exact_cents
 from pipeline.systems import CHOOSERS, DERIVED_ROADS, PROGRESSIONS, System
 
 _GOAL, _RUIN, _STOP_LOSS, _MAX_ROUNDS, _SHOE_END, _INCOMPLETE = (ENDINGS.index(ending) for ending in (
@@ -22,7 +22,7 @@ _GOAL, _RUIN, _STOP_LOSS, _MAX_ROUNDS, _SHOE_END, _INCOMPLETE = (ENDINGS.index(e
 _HUGE = 1 << 60  # units: above any table maximum
 _FIXED = -1  # the bet is one bet kind, not a chooser
 _NONE = -1  # no stop-loss, no round limit, no derived-road mark yet
-_BANKER, _PLAYER, _NEITHER = 0, 1, 2  # winners' codes too (docs/rules.md): 0 Banker, 1 Player, 2 tie
+_BANKER, _PLAYER, TIE = range(len(WINNER_CODES))  # the winners' codes; a fixed bet on neither side is TIE too
 _OPPOSITE = (_PLAYER, _BANKER)
 _MARTINGALE, _PAROLI, _ONE_THREE, _DALEMBERT, _FIBONACCI, _LABOUCHERE, _OSCAR = (
     PROGRESSIONS.index(kind) for kind in ("martingale", "paroli", "one_three_two_six", "dalembert", "fibonacci",
@@ -52,7 +52,7 @@ def _parameters(system: System) -> tuple[int, ...]:
     unit, maximum = _cents(system.unit), _cents(system.table.maximum)
     bankroll = _cents(session.bankroll)
     chooser = None if isinstance(system.bet, str) else system.bet
-    fixed_side = {"banker": _BANKER, "player": _PLAYER}.get(system.bet, _NEITHER) if chooser is None else _NEITHER
+    fixed_side = {"banker": _BANKER, "player": _PLAYER}.get(system.bet, TIE) if chooser is None else TIE
     return tuple(int(value) for value in (
         PROGRESSIONS.index(progression.kind), progression.at_max == "stay", progression.paroli_wins,
         unit, maximum, maximum // unit, bankroll, bankroll + _cents(session.goal),
@@ -142,9 +142,9 @@ def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_ne
         if net != 0:
             state = _progress(params, state, line, buffer, net > 0, stake * net)
         winner = winners[index]
-        if winner != _NEITHER and chooses:
+        if winner != TIE and chooses:
             road = _add_to_road(road, lengths, winner, derived)
-        if winner != _NEITHER or params[P_TIES_COUNT]:
+        if winner != TIE or params[P_TIES_COUNT]:
             counted += 1
         index += 1
         if slot < len(checkpoints) and checkpoints[slot] == index - start:  # checkpoints increase

@@ -18,18 +18,18 @@ from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
-from pipeline.jobs import Written, content_key, new_tag
+from pipeline.jobs import JobPlan, Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
+from pipeline.session_kernel import TIE
 from pipeline.storage import Store
 from pipeline.systems import System, load_system
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
-TIE = 2  # play_sessions' winner code of a tie
 LOOKBACK_SESSIONS = 150  # of the longest sessions: chains from a guess mostly meet the true chain within it
 ROUNDS_PER_SHOE = 80  # about, in an eight-deck shoe: turns LOOKBACK_SESSIONS into shoes
 MONEY_TYPE = pa.decimal128(18, 2)  # the sessions contract's amounts
@@ -37,7 +37,7 @@ MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(JobPlan):
     run: RunRecord  # the committed run's
     rule_set: RuleSet
     systems: tuple[System, ...]  # with the command's session parameters
