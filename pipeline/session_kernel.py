@@ -72,8 +72,21 @@ def _compiled_form(values: np.ndarray, dtype) -> np.ndarray:
 def _one_net_per_residue(nets: np.ndarray) -> list[int]:
     """One net of each remainder modulo CENTS found: whether a stake times a net is whole cents depends
     on that remainder alone (and a sort of every net is slow)."""
-    residues = nets % CENTS
-    return [int(nets[np.argmax(residues == residue)]) for residue in np.flatnonzero(np.bincount(residues))]
+    examples, found = _residue_examples(nets)
+    return examples[found].tolist()
+
+
+@njit(cache=True)
+def _residue_examples(nets):
+    """In one pass: for each remainder modulo CENTS, whether a net has it, and the first that does."""
+    examples = np.zeros(CENTS, dtype=np.int64)
+    found = np.zeros(CENTS, dtype=np.bool_)
+    for net in nets:
+        residue = net % CENTS
+        if not found[residue]:
+            found[residue] = True
+            examples[residue] = net
+    return examples, found
 
 
 def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: dict[str, np.ndarray],
