@@ -6,6 +6,9 @@ Measures, best of three each (and the CPU time of one, which a loaded machine sk
 punto banco's 8-deck shoe), then `risk` itself for each case below, and `baccarat risk` as a command
 (a fresh process: imports, the distribution and the solution). Target: a bankroll of 1,000 units and a
 goal of 1,000 in under 1 s. The script is a report: it exits 0.
+
+Measured on a machine shared with other work (load average 9.7 on 2 cores; see docs/measurements.md):
+the whole command 0.646 s best of three, 0.770 s of CPU, its imports alone 0.397 s.
 """
 
 import resource

@@ -62,7 +62,7 @@ class Written:
 
 
 class JobPlan(Protocol):
-    """What a job supplies. Its task, write_range(first, last, report_batch), writes shoes [first,
+    """What a job supplies (a plan class names JobPlan as its base, and keeps its defaults). Its task, write_range(first, last, report_batch), writes shoes [first,
     last) of each of `tables` as one file (see tasks.write_files) and returns a dict with first_shoe,
     last_shoe (the range, inclusive) and files (what write_files returned), and whatever else result()
     needs; it calls report_batch(shoes, rows) with its counts so far after each batch."""
@@ -87,6 +87,12 @@ class JobPlan(Protocol):
     def table_schema(self, table: str) -> pa.Schema: ...
 
     def result(self, written: Written) -> Any: ...  # a RunRecord when in_runs
+
+    def settled(self, results: list[dict], rewrite: Callable[["JobPlan", list[tuple[int, int]]], list[dict]]) \
+            -> list[dict]:
+        """The tasks' results to commit: these. A plan whose tasks' results must be checked together
+        returns them checked, after rewrite(plan, ranges) has run another plan's tasks over some ranges again."""
+        return results
 
 
 def run_record(plan, written: Written) -> RunRecord:
@@ -176,12 +182,13 @@ def _check_written(plan: JobPlan, files: list[dict]) -> None:
                             f"wrote {entry['size']:,}; run the command again to write it again")
 
 
-def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None) -> Any:
+def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,
+            on_again: Callable[[int], Callable[[int, int], None]] | None = None) -> Any:
     """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
 
-    on_progress(shoes_done, rows_done) is called on the driver about ten times a second. A plan whose
-    tasks' results must be checked together has settled(results, rewrite): the results to commit, after
-    rewrite(plan, ranges) has run the tasks of another plan over some ranges again."""
+    on_progress(shoes_done, rows_done) is called on the driver about ten times a second while the
+    plan's tasks run; on_again(shoes), when the plan's settled() runs tasks again over ranges of that
+    many shoes, gives the progress callable of that stage."""
     started = datetime.now(UTC)
     context = spark.sparkContext
     settings = plan.out.settings_names()
@@ -194,9 +201,11 @@ def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None
                           lambda first, last, report_batch: run_task(tasks_plan, settings, first, last, report_batch),
                           lambda result: result["files"][0]["rows"], reporting, failed)
 
-    results = run_tasks(plan, plan.ranges(), on_progress)
-    if hasattr(plan, "settled"):
-        results = plan.settled(results, lambda again, ranges: run_tasks(again, ranges, None))
+    def rewrite(again: JobPlan, ranges: list[tuple[int, int]]) -> list[dict]:
+        shoes = sum(last - first for first, last in ranges)
+        return run_tasks(again, ranges, None if on_again is None else on_again(shoes))
+
+    results = plan.settled(run_tasks(plan, plan.ranges(), on_progress), rewrite)
     for table in plan.tables:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])

@@ -196,9 +196,9 @@ def solve(chain: Chain, rewards: list[list[Fraction]]) -> list[Certified]:
                  not in solved else solved[tuple(reward)] for reward in rewards]
     rounds, rounds_residual = solutions[0]
     floor = min(rewards[0]) - rounds_residual
-    if floor <= 0 or min(rounds) <= 0:
+    if floor <= 0 or rounds.min() <= 0:
         raise ArithmeticError("the expected-rounds solution did not converge: no error bound")
-    inverse_norm = max(int(t) for t in rounds) * scale / floor
+    inverse_norm = rounds.max() * scale / floor  # an object array of exact integers
     index = chain.start - chain.low
     return [Certified(values[index] * scale, residual * inverse_norm)
             for values, residual in [(goal, goal_residual), *solutions]]

@@ -14,7 +14,7 @@ the maximum, so the saturated value takes the same decisions as the exact one.
 import numpy as np
 from numba import njit
 
-from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
+from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, WINNER_CODES, check_exact_cents
 from pipeline.systems import CHOOSERS, DERIVED_ROADS, PROGRESSIONS, System
 
 _GOAL, _RUIN, _STOP_LOSS, _MAX_ROUNDS, _SHOE_END, _INCOMPLETE = (ENDINGS.index(ending) for ending in (
@@ -22,7 +22,7 @@ _GOAL, _RUIN, _STOP_LOSS, _MAX_ROUNDS, _SHOE_END, _INCOMPLETE = (ENDINGS.index(e
 _HUGE = 1 << 60  # units: above any table maximum
 _FIXED = -1  # the bet is one bet kind, not a chooser
 _NONE = -1  # no stop-loss, no round limit, no derived-road mark yet
-_BANKER, _PLAYER, _NEITHER = 0, 1, 2  # winners' codes too (docs/rules.md): 0 Banker, 1 Player, 2 tie
+_BANKER, _PLAYER, TIE = range(len(WINNER_CODES))  # the winners' codes; a fixed bet on neither side is TIE too
 _OPPOSITE = (_PLAYER, _BANKER)
 _MARTINGALE, _PAROLI, _ONE_THREE, _DALEMBERT, _FIBONACCI, _LABOUCHERE, _OSCAR = (
     PROGRESSIONS.index(kind) for kind in ("martingale", "paroli", "one_three_two_six", "dalembert", "fibonacci",
@@ -36,9 +36,10 @@ COLUMNS = ("start", "rounds", "stakes", "table_max_hits", "start_bankroll", "end
            "wagered_banker", "wagered_player", "max_drawdown",
            *(f"bankroll_after_{n}" for n in CHECKPOINTS), "complete", "ended")
 _AFTER = COLUMNS.index(f"bankroll_after_{CHECKPOINTS[0]}")  # the first checkpoint's column
-# the progression's state (level, units, profit, the line's ends) and the bankroll's
+# the progression's state (level, units, profit, the line's ends in the buffer), the bankroll's, the road's
 _LEVEL, _UNITS, _PROFIT, _LO, _HI = range(5)
 _MONEY, _PEAK, _DRAWDOWN, _WAGERED, _WAGERED_BANKER, _WAGERED_PLAYER, _STAKES, _HITS = range(8)
+_NEW_ROAD = (0, _NONE, _NONE, _NONE, _NONE)  # columns, the last column's side, each derived road's last mark
 _ROWS_PER_CALL = 1 << 16
 
 
@@ -46,21 +47,20 @@ def _cents(amount) -> int:
     return int(amount * CENTS)
 
 
-def _parameters(system: System) -> np.ndarray:
+def _parameters(system: System) -> tuple[int, ...]:
     session, progression = system.session, system.progression
     unit, maximum = _cents(system.unit), _cents(system.table.maximum)
     bankroll = _cents(session.bankroll)
     chooser = None if isinstance(system.bet, str) else system.bet
-    fixed_side = {"banker": _BANKER, "player": _PLAYER}.get(system.bet, _NEITHER) if chooser is None else _NEITHER
-    return np.array([
+    fixed_side = {"banker": _BANKER, "player": _PLAYER}.get(system.bet, TIE) if chooser is None else TIE
+    return tuple(int(value) for value in (
         PROGRESSIONS.index(progression.kind), progression.at_max == "stay", progression.paroli_wins,
         unit, maximum, maximum // unit, bankroll, bankroll + _cents(session.goal),
         _NONE if session.stop_loss is None else bankroll - _cents(session.stop_loss),
         _NONE if session.max_rounds is None else session.max_rounds, session.ties_count, session.span_shoes,
         _FIXED if chooser is None else CHOOSERS.index(chooser.choose),
         _BANKER if chooser is None or chooser.first == "banker" else _PLAYER,
-        0 if chooser is None or chooser.road is None else DERIVED_ROADS[chooser.road], fixed_side,
-    ], dtype=np.int64)
+        0 if chooser is None or chooser.road is None else DERIVED_ROADS[chooser.road], fixed_side))
 
 
 def _compiled_form(values: np.ndarray, dtype) -> np.ndarray:
@@ -72,8 +72,21 @@ def _compiled_form(values: np.ndarray, dtype) -> np.ndarray:
 def _one_net_per_residue(nets: np.ndarray) -> list[int]:
     """One net of each remainder modulo CENTS found: whether a stake times a net is whole cents depends
     on that remainder alone (and a sort of every net is slow)."""
-    residues = nets % CENTS
-    return [int(nets[np.argmax(residues == residue)]) for residue in np.flatnonzero(np.bincount(residues))]
+    examples, found = _residue_examples(nets)
+    return examples[found].tolist()
+
+
+@njit(cache=True)
+def _residue_examples(nets):
+    """In one pass: for each remainder modulo CENTS, whether a net has it, and the first that does."""
+    examples = np.zeros(CENTS, dtype=np.int64)
+    found = np.zeros(CENTS, dtype=np.bool_)
+    for net in nets:
+        residue = net % CENTS
+        if not found[residue]:
+            found[residue] = True
+            examples[residue] = net
+    return examples, found
 
 
 def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: dict[str, np.ndarray],
@@ -105,9 +118,8 @@ def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, net
 @njit(cache=True)
 def _play(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, stop, rows):
     """Sessions from `start` into `rows` until it is full or the next would start at min(stop, n): how
-    many, and where the next starts."""
+    many, and where the next starts. `params` is a tuple, so that the loop holds it in registers."""
     end = min(stop, len(winners))
-    progression = np.zeros(5, dtype=np.int64)
     # room for every number a Labouchère line can gain and every column a big road can have, in any
     # session from here: a round adds one at most (growing arrays in the loop costs more than the room)
     room = len(winners) - start + 1
@@ -115,40 +127,37 @@ def _play(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets,
     lengths = np.empty(room, dtype=np.int64)
     count = 0
     while count < len(rows) and start < end:
-        start = _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start,
-                         progression, buffer, lengths, rows[count])
+        start = _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, buffer,
+                         lengths, rows[count])
         count += 1
     return count, start
 
 
 @njit(cache=True)
-def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, progression, buffer,
-             lengths, row):
-    """One session from round `start`, written into `row`: the next start."""
-    bank = np.zeros(8, dtype=np.int64)
-    bank[_MONEY] = bank[_PEAK] = params[P_BANKROLL]
-    road = np.full(5, _NONE, dtype=np.int64)  # columns, last column's side, each derived road's last mark
-    road[0] = 0
-    _reset(progression, line, buffer)
+def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, buffer, lengths, row):
+    """One session from round `start`, written into `row`: the next start. Its state is in scalars and
+    tuples of scalars, never in arrays, so that the compiled loop keeps it in registers."""
+    bank = (params[P_BANKROLL], params[P_BANKROLL], 0, 0, 0, 0, 0, 0)
+    state, road = _reset(line, buffer), _NEW_ROAD
     row[_AFTER:_AFTER + len(checkpoints)] = _NONE
     ended, index, counted, shoe, slot = _INCOMPLETE, start, 0, shoe_ids[start], 0
+    chooses, derived = params[P_CHOOSE] != _FIXED, params[P_CHOOSE] == _DERIVED
     while index < len(winners):
         if shoe_ids[index] != shoe:
             if not params[P_SPAN_SHOES]:
                 ended = _SHOE_END
                 break
-            road[:] = _NONE
-            road[0] = 0
-        shoe = shoe_ids[index]
-        side = params[P_FIXED_SIDE] if params[P_CHOOSE] == _FIXED else _choose(params, road, lengths)
+            shoe, road = shoe_ids[index], _NEW_ROAD
+        side = _choose(params, road, lengths) if chooses else params[P_FIXED_SIDE]
         net = second_nets[index] if side == _PLAYER else first_nets[index]
-        stake = _stake(params, progression, line, buffer, bank)
-        _settle_bank(bank, stake, net, side)
+        stake, state, hit = _stake(params, state, line, buffer, bank[_MONEY])
+        bank = _settled(bank, stake, net, side, hit)
         if net != 0:
-            _progress(params, progression, line, buffer, net > 0, stake * net)
-        if winners[index] != _NEITHER and params[P_CHOOSE] != _FIXED:
-            _add_to_road(road, lengths, winners[index], params[P_CHOOSE] == _DERIVED)
-        if winners[index] != _NEITHER or params[P_TIES_COUNT]:
+            state = _progress(params, state, line, buffer, net > 0, stake * net)
+        winner = winners[index]
+        if winner != TIE and chooses:
+            road = _add_to_road(road, lengths, winner, derived)
+        if winner != TIE or params[P_TIES_COUNT]:
             counted += 1
         index += 1
         if slot < len(checkpoints) and checkpoints[slot] == index - start:  # checkpoints increase
@@ -173,7 +182,7 @@ def _write_row(row, start, rounds, params, bank, ended):
     row[len(row) - 1] = ended
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ending(params, money, counted):
     if money >= params[P_GOAL]:
         return _GOAL
@@ -186,49 +195,47 @@ def _ending(params, money, counted):
     return _INCOMPLETE
 
 
-@njit(cache=True)
-def _settle_bank(bank, stake, net, side):
-    bank[_MONEY] += stake * net // CENTS
-    bank[_WAGERED] += stake
-    if side == _BANKER:
-        bank[_WAGERED_BANKER] += stake
-    elif side == _PLAYER:
-        bank[_WAGERED_PLAYER] += stake
-    bank[_STAKES] += 1
-    bank[_PEAK] = max(bank[_PEAK], bank[_MONEY])
-    bank[_DRAWDOWN] = max(bank[_DRAWDOWN], bank[_PEAK] - bank[_MONEY])
+@njit(cache=True, inline="always")
+def _settled(bank, stake, net, side, hit):
+    """The bankroll's tuple after a stake of `stake` cents settled at `net` hundredths of it."""
+    money, peak, drawdown, wagered, wagered_banker, wagered_player, stakes, hits = bank
+    money += stake * net // CENTS
+    peak = max(peak, money)
+    return (money, peak, max(drawdown, peak - money), wagered + stake,
+            wagered_banker + stake if side == _BANKER else wagered_banker,
+            wagered_player + stake if side == _PLAYER else wagered_player, stakes + 1, hits + hit)
 
 
-@njit(cache=True)
-def _stake(params, progression, line, buffer, bank):
-    """The next stake in cents; a progression past the table maximum is counted in bank[_HITS]."""
-    units = _next_units(params[P_KIND], progression, buffer)
-    stake = units * params[P_UNIT] if units <= params[P_MAX_UNITS] else 0
-    if units > params[P_MAX_UNITS]:
-        bank[_HITS] += 1
+@njit(cache=True, inline="always")
+def _stake(params, state, line, buffer, money):
+    """The next stake in cents, the progression's state after it, and whether it hit the table maximum."""
+    units = _next_units(params[P_KIND], state, buffer)
+    hit = units > params[P_MAX_UNITS]
+    stake = units * params[P_UNIT] if not hit else 0
+    if hit:
         if params[P_STAY]:
             stake = params[P_MAX]
         else:
-            _reset(progression, line, buffer)
+            state = _reset(line, buffer)
             stake = params[P_UNIT]
-    if stake > bank[_MONEY]:  # a stake the bankroll cannot cover starts the progression over
-        _reset(progression, line, buffer)
+    if stake > money:  # a stake the bankroll cannot cover starts the progression over
+        state = _reset(line, buffer)
         stake = params[P_UNIT]
-    return stake
+    return stake, state, hit
 
 
-@njit(cache=True)
-def _reset(progression, line, buffer):
-    progression[_LEVEL], progression[_UNITS], progression[_PROFIT] = 0, 1, 0
+@njit(cache=True, inline="always")
+def _reset(line, buffer):
+    """A progression's first state; the Labouchère line copied to the buffer's start."""
     buffer[:len(line)] = line
-    progression[_LO], progression[_HI] = 0, len(line)
+    return 0, 1, 0, 0, len(line)
 
 
-@njit(cache=True)
-def _next_units(kind, progression, buffer):
-    level = progression[_LEVEL]
+@njit(cache=True, inline="always")
+def _next_units(kind, state, buffer):
+    level = state[_LEVEL]
     if kind == _LABOUCHERE:
-        low, high = progression[_LO], progression[_HI]
+        low, high = state[_LO], state[_HI]
         return min(buffer[low] + buffer[high - 1], _HUGE) if high - low > 1 else buffer[low]
     if kind == _FIBONACCI:
         small, large = 1, 1
@@ -239,57 +246,58 @@ def _next_units(kind, progression, buffer):
         return 1 << level if level < 60 else _HUGE
     if kind == _ONE_THREE:
         return (1, 3, 2, 6)[level]
-    return progression[_UNITS]  # flat, dalembert, oscars_grind
+    return state[_UNITS]  # flat, dalembert, oscars_grind
 
 
-@njit(cache=True)
-def _progress(params, progression, line, buffer, won, settled):
-    """Move the progression after a decided bet whose stake times net was `settled` (cents x hundredths);
-    the line's buffer has room for one more number at its end."""
-    kind, level = params[P_KIND], progression[_LEVEL]
-    staked = _next_units(kind, progression, buffer)
+@njit(cache=True, inline="always")
+def _progress(params, state, line, buffer, won, settled):
+    """The progression's state after a decided bet whose stake times net was `settled` (cents x
+    hundredths); the line's buffer has room for one more number at its end."""
+    kind = params[P_KIND]
+    level, units, profit, low, high = state
     if kind == _MARTINGALE:
-        progression[_LEVEL] = 0 if won else min(level + 1, 60)
-    elif kind == _PAROLI:
-        progression[_LEVEL] = level + 1 if won and level + 1 < params[P_PAROLI_WINS] else 0
-    elif kind == _ONE_THREE:
-        progression[_LEVEL] = (level + 1) % 4 if won else 0
-    elif kind == _DALEMBERT:
-        progression[_UNITS] = max(1, progression[_UNITS] - 1) if won else progression[_UNITS] + 1
-    elif kind == _FIBONACCI:
-        progression[_LEVEL] = max(0, level - 2) if won else level + 1
-    elif kind == _LABOUCHERE:
-        _cross_out(progression, buffer, line, won, staked)
-    elif kind == _OSCAR:
-        _grind(params, progression, line, buffer, won, staked, settled)
+        return 0 if won else min(level + 1, 60), units, profit, low, high
+    if kind == _PAROLI:
+        return level + 1 if won and level + 1 < params[P_PAROLI_WINS] else 0, units, profit, low, high
+    if kind == _ONE_THREE:
+        return (level + 1) % 4 if won else 0, units, profit, low, high
+    if kind == _DALEMBERT:
+        return level, max(1, units - 1) if won else units + 1, profit, low, high
+    if kind == _FIBONACCI:
+        return max(0, level - 2) if won else level + 1, units, profit, low, high
+    if kind == _LABOUCHERE:
+        return _cross_out(state, buffer, line, won, _next_units(kind, state, buffer))
+    if kind == _OSCAR:
+        return _grind(params, state, line, buffer, won, _next_units(kind, state, buffer), settled)
+    return state
 
 
-@njit(cache=True)
-def _cross_out(progression, buffer, line, won, staked):
-    low, high = progression[_LO], progression[_HI]
+@njit(cache=True, inline="always")
+def _cross_out(state, buffer, line, won, staked):
+    level, units, profit, low, high = state
     if won:
         if high - low <= 2:
-            _reset(progression, line, buffer)
-        else:
-            progression[_LO], progression[_HI] = low + 1, high - 1
-        return
+            return _reset(line, buffer)
+        return level, units, profit, low + 1, high - 1
     buffer[high] = staked
-    progression[_HI] = high + 1
+    return level, units, profit, low, high + 1
 
 
-@njit(cache=True)
-def _grind(params, progression, line, buffer, won, staked, settled):
+@njit(cache=True, inline="always")
+def _grind(params, state, line, buffer, won, staked, settled):
     """Oscar's grind; its profit is kept in cents x hundredths, so one unit is P_UNIT * CENTS."""
+    level, units, profit, low, high = state
     one_unit = params[P_UNIT] * CENTS
-    progression[_PROFIT] += settled
-    if progression[_PROFIT] >= one_unit:
-        _reset(progression, line, buffer)
-    elif won:
-        short = -((progression[_PROFIT] - one_unit) // one_unit)  # ceil(1 - profit in units)
-        progression[_UNITS] = min(staked + 1, max(1, short))
+    profit += settled
+    if profit >= one_unit:
+        return _reset(line, buffer)
+    if won:
+        short = -((profit - one_unit) // one_unit)  # ceil(1 - profit in units)
+        units = min(staked + 1, max(1, short))
+    return level, units, profit, low, high
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mark(road, lengths, side, back):
     """The mark (0 red, 1 blue) a derived road comparing `back` columns would give a new `side` entry,
     or _NONE (docs/rules.md)."""
@@ -307,23 +315,29 @@ def _mark(road, lengths, side, back):
     return 1 if lengths[column - back] == row else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _marked(road, lengths, side, back):
+    """The derived road's last mark after a new `side` entry: the new one, or the one before."""
+    mark = _mark(road, lengths, side, back)
+    return road[1 + back] if mark == _NONE else mark
+
+
+@njit(cache=True, inline="always")
 def _add_to_road(road, lengths, side, derived):
-    """A Banker or Player win on the big road and, when `derived`, each derived road's last mark; `lengths`
-    has room for one more column."""
-    for back in range(1, 4 if derived else 1):
-        mark = _mark(road, lengths, side, back)
-        if mark != _NONE:
-            road[1 + back] = mark
-    columns = road[0]
-    if columns > 0 and road[1] == side:
+    """The road after a Banker or Player win (each derived road's last mark only when `derived`);
+    `lengths` has room for one more column."""
+    columns, last, big_eye, small, cockroach = road
+    if derived:
+        big_eye, small, cockroach = (_marked(road, lengths, side, 1), _marked(road, lengths, side, 2),
+                                     _marked(road, lengths, side, 3))
+    if columns > 0 and last == side:
         lengths[columns - 1] += 1
-        return
+        return columns, last, big_eye, small, cockroach
     lengths[columns] = 1
-    road[0], road[1] = columns + 1, side
+    return columns + 1, side, big_eye, small, cockroach
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose(params, road, lengths):
     choose, columns, side = params[P_CHOOSE], road[0], road[1]
     if choose == _SAME_SIDE or columns == 0:

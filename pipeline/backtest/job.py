@@ -18,18 +18,18 @@ from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
-from pipeline.jobs import Written, content_key, new_tag
+from pipeline.jobs import JobPlan, Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
+from pipeline.session_kernel import TIE
 from pipeline.storage import Store
 from pipeline.systems import System, load_system
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
-TIE = 2  # play_sessions' winner code of a tie
 LOOKBACK_SESSIONS = 150  # of the longest sessions: chains from a guess mostly meet the true chain within it
 ROUNDS_PER_SHOE = 80  # about, in an eight-deck shoe: turns LOOKBACK_SESSIONS into shoes
 MONEY_TYPE = pa.decimal128(18, 2)  # the sessions contract's amounts
@@ -37,7 +37,7 @@ MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(JobPlan):
     run: RunRecord  # the committed run's
     rule_set: RuleSet
     systems: tuple[System, ...]  # with the command's session parameters
@@ -124,17 +124,14 @@ def write_range(plan: Plan, first: int, last: int,
     """Play and write the sessions of every system that start in shoes [first, last) as one file; runs
     inside a Spark task. report_batch(shoes, sessions) hears after each system written. The result
     holds each system's entry and exit (entries.py), which the driver checks."""
-    behind = read_rounds(plan.out, plan.run, plan.kinds, first - _lookback(plan, first), first)
-    ahead, end = _rounds_of(plan, first, last)
-    rounds = behind.then(ahead)
-    keys = np.append(rounds.keys(), shoe_key(plan.shoes))
+    rounds, keys, begin, end = _task_rounds(plan, first, last)
     summaries, entries, exits = {}, {}, {}
 
     def batches():
         for system in plan.systems:
             known = plan.entries.get(first, {}).get(system.name)
             sessions, entries[system.name], exits[system.name] = play_range(
-                system, rounds.arguments(), keys, len(behind), len(behind) + end, known)
+                system, rounds.arguments(), keys, begin, end, known)
             summaries[system.name] = _summary(sessions)
             yield last - first, (session_rows(system, rounds, sessions),)
 
@@ -169,22 +166,26 @@ def settled(plan: Plan, results: list[dict],
     return settle(results, play_again)
 
 
-def _rounds_of(plan: Plan, first: int, last: int) -> tuple[Rounds, int]:
-    """The rounds of shoes [first, last) and the rounds after them that a session starting there may
-    consume; how many are the range's."""
-    ahead = read_rounds(plan.out, plan.run, plan.kinds, first, last)
-    return ahead.then(_forward(plan, last)), len(ahead)
-
-
-def _forward(plan: Plan, last: int) -> Rounds:
-    """The rounds from shoe `last` on, whole shoes, enough to finish every session that starts before
-    it (or every round to the run's end)."""
-    shoes = 1
+def _task_rounds(plan: Plan, first: int, last: int) -> tuple[Rounds, np.ndarray, int, int]:
+    """The rounds a task plays, read once: the look-back before shoe `first`, shoes [first, last), and
+    after them whole shoes enough to finish every session that starts before `last` (or every round to
+    the run's end). With each round's key and one more, the run's end; where the range's rounds begin
+    and end."""
+    since, shoes_after = first - _lookback(plan, first), _shoes_after(plan)
     while True:
-        later = read_rounds(plan.out, plan.run, plan.kinds, last, min(plan.shoes, last + shoes))
-        if last + shoes >= plan.shoes or all(_covers(system, later.winners) for system in plan.systems):
-            return later
-        shoes *= 2
+        until = min(plan.shoes, last + shoes_after)
+        rounds = read_rounds(plan.out, plan.run, plan.kinds, since, until)
+        keys = np.append(rounds.keys(), shoe_key(plan.shoes))
+        begin, end = np.searchsorted(keys, [shoe_key(first), shoe_key(last)]).tolist()
+        if until == plan.shoes or all(_covers(system, rounds.winners[end:]) for system in plan.systems):
+            return rounds, keys, begin, end
+        shoes_after *= 2
+
+
+def _shoes_after(plan: Plan) -> int:
+    """The shoes after a range that most likely hold every round its last sessions may consume."""
+    spans = [system.session.max_rounds for system in plan.systems if system.session.span_shoes]
+    return 1 + ceil(max(spans, default=0) / ROUNDS_PER_SHOE)
 
 
 def _covers(system: System, winners: np.ndarray) -> bool:

@@ -3,7 +3,6 @@
 decimal(9,2) times 100)."""
 
 from dataclasses import dataclass
-from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
@@ -13,7 +12,6 @@ from pipeline.play import WINNER_CODES
 from pipeline.runs import RunRecord, shoe_rows
 from pipeline.storage import Store
 
-_HUNDRED = pa.scalar(Decimal(100), pa.decimal128(3, 0))
 _ROUND_BITS = 16  # a key's low bits: the round's number in its shoe
 
 
@@ -36,15 +34,13 @@ class Rounds:
         """play_sessions' shoe_ids, winners and nets, of the first `end` rounds (every round by default)."""
         return self.shoe_ids[:end], self.winners[:end], {kind: net[:end] for kind, net in self.nets.items()}
 
-    def then(self, later: "Rounds") -> "Rounds":
-        """These rounds followed by `later`."""
-        return Rounds(np.concatenate([self.shoe_ids, later.shoe_ids]), np.concatenate([self.numbers, later.numbers]),
-                      np.concatenate([self.winners, later.winners]),
-                      {kind: np.concatenate([net, later.nets[kind]]) for kind, net in self.nets.items()})
-
     def keys(self) -> np.ndarray:
         """Each round's key, the same in every task and increasing in run order: its shoe and number."""
-        return (self.shoe_ids << _ROUND_BITS) | self.numbers
+        return _keys(self.shoe_ids, self.numbers)
+
+
+def _keys(shoe_ids: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    return (shoe_ids << _ROUND_BITS) | numbers
 
 
 def read_rounds(store: Store, run: RunRecord, kinds: tuple[str, ...], first: int, last: int) -> Rounds:
@@ -53,7 +49,18 @@ def read_rounds(store: Store, run: RunRecord, kinds: tuple[str, ...], first: int
         return Rounds(np.empty(0, np.int64), np.empty(0, np.int16), np.empty(0, np.int8),
                       {kind: np.empty(0, np.int64) for kind in kinds})
     rows = shoe_rows(store, run, "rounds", ["shoe_id", "round", "outcome", *(f"net_{kind}" for kind in kinds)],
-                     first, last).sort_by([("shoe_id", "ascending"), ("round", "ascending")])
+                     first, last)
+    keys = _keys(rows["shoe_id"].to_numpy(), rows["round"].to_numpy())
+    if np.any(keys[1:] <= keys[:-1]):  # the files hold their rows in run order: a sort only if they do not
+        rows = rows.take(np.argsort(keys, kind="stable"))
     winners = pc.index_in(rows["outcome"], value_set=pa.array(list(WINNER_CODES)))
     return Rounds(rows["shoe_id"].to_numpy(), rows["round"].to_numpy(), winners.to_numpy().astype(np.int8),
-                  {kind: pc.multiply(rows[f"net_{kind}"], _HUNDRED).cast(pa.int64()).to_numpy() for kind in kinds})
+                  {kind: _hundredths(rows[f"net_{kind}"]) for kind in kinds})
+
+
+def _hundredths(column: pa.ChunkedArray) -> np.ndarray:
+    """A column of the contract's decimal(9,2) nets as their unscaled integers, the hundredths: a
+    decimal128 holds each as two 64-bit words, low word first, and nine digits fit the low word."""
+    array = column.combine_chunks()
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64, count=2 * (array.offset + len(array)))
+    return words[2 * array.offset::2].copy()

@@ -42,8 +42,8 @@ class Reporter:
     """Progress for people, on stderr (stdout is the command's result, which a pipe may stop reading early):
     a live bar on a terminal, otherwise a plain log line every few seconds while the shoes dealt change."""
 
-    def __init__(self, what: str, total: int, live: bool):
-        self.what, self.total, self.live = what, total, live
+    def __init__(self, what: str, total: int, live: bool, note: str = ""):
+        self.what, self.total, self.live, self.note = what, total, live, note
         self.started = self.last_line = time.monotonic()
         self.bar, self.shown = None, None
         if live:
@@ -58,7 +58,7 @@ class Reporter:
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                 TextColumn("{task.completed:,}/{task.total:,} shoes {task.fields[speed]}"),
                                 TimeRemainingColumn(), console=Console(stderr=True))
-            self.task = self.bar.add_task(what, total=total, speed="")
+            self.task = self.bar.add_task(what + note, total=total, speed="")
             self.bar.start()
 
     def __call__(self, shoes: int, rounds: int) -> None:
@@ -69,7 +69,8 @@ class Reporter:
         elif shoes != self.shown and (time.monotonic() - self.last_line >= 5 or shoes == self.total):
             self.last_line, self.shown = time.monotonic(), shoes
             left = f"about {(self.total - shoes) * elapsed / shoes:.0f} s left" if shoes else "starting"
-            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}", file=sys.stderr, flush=True)
+            print(f"{self.what}: {shoes:,}/{self.total:,} shoes, {speed}, {left}{self.note}", file=sys.stderr,
+                  flush=True)
 
     def close(self) -> None:
         if self.bar:
@@ -92,11 +93,18 @@ def _run_on_spark(plan, master: str | None, what: str, shoes: int,
     spark = spark_session(master, f"baccarat {what}")
     if plan.partitions is None:
         plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
-    reporter = Reporter(what, shoes, live=sys.stderr.isatty())
+    reporters = [Reporter(what, shoes, live=sys.stderr.isatty())]
+
+    def again(shoes_again: int) -> Reporter:
+        reporters[-1].close()
+        reporters.append(Reporter(what, shoes_again, reporters[0].live, f" (stage {len(reporters) + 1}: ranges "
+                                                                        "whose entry was guessed wrong, played again)"))
+        return reporters[-1]
+
     try:
-        return run_job(spark, plan, reporter)
+        return run_job(spark, plan, reporters[0], again)
     finally:
-        reporter.close()
+        reporters[-1].close()
 
 
 def leaves_no_empty_folder(command: Callable) -> Callable:

@@ -14,7 +14,7 @@ from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import round_evs
 from pipeline.errors import BaccaratError
-from pipeline.jobs import Written, content_key, new_tag
+from pipeline.jobs import JobPlan, Written, content_key, new_tag
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run, shoe_rows
 from pipeline.schemas import contract
@@ -27,7 +27,7 @@ SHOES_PER_TASK = 10_000  # the exact EVs cost far more per shoe than dealing: sm
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(JobPlan):
     run: RunRecord  # the committed run's
     rule_set: RuleSet
     shoes: int  # the run's first `shoes` shoes

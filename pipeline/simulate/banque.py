@@ -23,7 +23,7 @@ from pipeline.games.banque import DEFAULT_POLICY, HANDS, NATURAL_PAID, BanquePol
 from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
-from pipeline.jobs import Written, content_key, new_tag, run_record
+from pipeline.jobs import JobPlan, Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.runs import BANQUE_ROUNDS, RunRecord, check_run_id
@@ -211,7 +211,7 @@ class BanqueRun:
 
 
 @dataclass(frozen=True)
-class BanquePlan:
+class BanquePlan(JobPlan):
     """The job that deals a banque run into OUT/banque_rounds, a range of shoes and a file a task."""
 
     run: BanqueRun

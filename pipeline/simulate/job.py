@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from pipeline.bets import BET_KINDS
 from pipeline.games.pairs import StrategyPair, checked_pair
-from pipeline.jobs import Written, content_key, new_tag, run_record
+from pipeline.jobs import JobPlan, Written, content_key, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import DATA_TABLES, RunRecord, check_run_id
 from pipeline.schemas import contract
@@ -30,7 +30,7 @@ WRITE_OPTIONS = {"compression": "zstd", "store_schema": False, "store_decimal_as
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(JobPlan):
     run_id: str
     rule_set: RuleSet
     seed: int

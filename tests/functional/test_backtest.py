@@ -106,6 +106,27 @@ def test_ranges_guessing_their_first_session_wrong_give_the_rows_of_one_range(sp
     assert result["partitions"] == partitions and committed_sessions(out) == one_range
 
 
+def test_the_stage_playing_ranges_again_reports_its_progress(spark, backtested):
+    """The ranges guessed wrong are played again in a stage of their own, whose progress the driver
+    hears through run_job's on_again as the first stage's through on_progress."""
+    out, _ = backtested
+    plan = backtest_job.plan_for(Store.parse(str(out)), RUN, SYSTEMS[:1],
+                                 {"bankroll": "100000", "goal": "100000", "max_rounds": 30}, partitions=7)
+    stages = []
+
+    def on_again(shoes: int):
+        heard = []
+        stages.append((shoes, heard))
+        return lambda shoes_done, rows_done: heard.append(shoes_done)
+
+    run_job(spark, replace(plan, lookback_sessions=1), on_again=on_again)
+    assert stages, "no range was played again: the test's sessions no longer make the guesses wrong"
+    first_range = shoe_ranges(SHOES, 7)[0]
+    for shoes, heard in stages:  # the first range is never played again: its entry is the run's first round
+        assert 0 < shoes <= SHOES - (first_range[1] - first_range[0])
+        assert heard and heard[-1] == shoes and heard == sorted(heard)
+
+
 def test_the_last_session_of_each_system_is_incomplete_and_out_of_the_summary(spark, backtested, cli):
     out, _ = backtested
     status, printed, err = cli("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker,paroli_player",

@@ -163,3 +163,16 @@ def test_a_stake_that_does_not_settle_in_whole_cents_is_refused():
                                     "session": {"bankroll": "1", "goal": "1"}})
     with pytest.raises(BaccaratError, match="penny_banker"):
         play_sessions(system, shoe_ids, winners, nets, 0, len(winners))
+
+
+def test_the_exact_cents_check_sees_a_net_whose_remainder_only_one_round_has():
+    """The check looks at one net of each remainder modulo 100, found in one compiled pass: a single
+    round whose net has another remainder, anywhere and negative, is refused as every such round is."""
+    shoe_ids, winners, nets = _random_rounds(np.random.default_rng(3), 20)
+    system = System.model_validate({"name": "penny_player", "bet": "player", "progression": {"kind": "flat"},
+                                    "unit": "0.01", "table": {"minimum": "0.01", "maximum": "1"},
+                                    "session": {"bankroll": "1", "goal": "1"}})
+    play_sessions(system, shoe_ids, winners, nets, 0, len(winners))  # -100, 0 and 100: whole cents
+    nets["player"][len(winners) - 7] = -250  # -2.5 units: half a cent of a one-cent stake
+    with pytest.raises(BaccaratError, match="penny_player"):
+        play_sessions(system, shoe_ids, winners, nets, 0, len(winners))
