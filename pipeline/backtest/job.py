@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.jobs import JobPlan, Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
@@ -37,6 +37,15 @@ MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered
 
 
 @dataclass(frozen=True)
+class Kept:
+    """What a range played again keeps of its file as last written: the rows of the systems whose
+    entries were right (a session is a function of its start alone), with their entries, exits and
+    summaries."""
+    path: str  # the file's, under OUT
+    systems: Mapping[str, tuple[int, int, dict]]  # {system: (entry, exit, summary)}
+
+
+@dataclass(frozen=True)
 class Plan(JobPlan):
     run: RunRecord  # the committed run's
     rule_set: RuleSet
@@ -45,6 +54,7 @@ class Plan(JobPlan):
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=new_tag)  # tags this job's temporary files
     entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # {first shoe: {system: key}} when known
+    kept: Mapping[int, Kept] = field(default_factory=dict)  # {first shoe: what a range played again keeps}
     lookback_sessions: int = LOOKBACK_SESSIONS
     tables = (SESSIONS,)
     application = "baccarat-backtest"
@@ -126,9 +136,15 @@ def write_range(plan: Plan, first: int, last: int,
     holds each system's entry and exit (entries.py), which the driver checks."""
     rounds, keys, begin, end = _task_rounds(plan, first, last)
     summaries, entries, exits = {}, {}, {}
+    kept = plan.kept.get(first)
+    kept_rows = _kept_rows(plan.out, kept) if kept else {}
 
     def batches():
         for system in plan.systems:
+            if system.name in kept_rows:
+                entries[system.name], exits[system.name], summaries[system.name] = kept.systems[system.name]
+                yield last - first, (kept_rows[system.name],)
+                continue
             known = plan.entries.get(first, {}).get(system.name)
             sessions, entries[system.name], exits[system.name] = play_range(
                 system, rounds.arguments(), keys, begin, end, known)
@@ -154,16 +170,38 @@ def _lookback(plan: Plan, first: int) -> int:
 def settled(plan: Plan, results: list[dict],
             rewrite: Callable[[Plan, list[tuple[int, int]]], list[dict]]) -> list[dict]:
     """The tasks' results once every range's entries are verified; rewrite(plan, ranges) runs the
-    plan's tasks again over those ranges (entries.settle)."""
+    plan's tasks again over those ranges (entries.settle), playing only the systems whose entries were
+    wrong and keeping the others' rows."""
     ranges = plan.ranges()
     results = sorted(results, key=lambda result: result["first_shoe"])
+    latest = dict(enumerate(results))  # each range's result as settle() holds it
 
     def play_again(asked: dict[int, dict[str, int]]) -> list[dict]:
-        again = replace(plan, entries={ranges[index][0]: entries for index, entries in asked.items()})
-        done = {result["first_shoe"]: result for result in rewrite(again, [ranges[index] for index in asked])}
-        return [done[ranges[index][0]] for index in asked]
+        entries, kept = {}, {}
+        for index, true_entries in asked.items():
+            result, first = latest[index], ranges[index][0]
+            right = {name for name, key in true_entries.items() if result["entries"][name] == key}
+            entries[first] = {name: key for name, key in true_entries.items() if name not in right}
+            kept[first] = Kept(result["files"][0]["path"], {name: (result["entries"][name], result["exits"][name],
+                                                                  result["summaries"][name]) for name in right})
+        done = {result["first_shoe"]: result
+                for result in rewrite(replace(plan, entries=entries, kept=kept), [ranges[index] for index in asked])}
+        latest.update({index: done[ranges[index][0]] for index in asked})
+        return [latest[index] for index in asked]
 
     return settle(results, play_again)
+
+
+def _kept_rows(out: Store, kept: Kept) -> dict[str, pa.Table]:
+    """The kept systems' rows of a range's file, each system's checked against its summary's sessions."""
+    schema = contract(SESSIONS).arrow()
+    rows = out.read_file_rows(kept.path).select(schema.names).cast(schema)
+    tables = {name: rows.filter(pc.equal(rows["system"], name)) for name in kept.systems}
+    for name, (_, _, summary) in kept.systems.items():
+        if tables[name].num_rows != sum(summary["endings"]):
+            raise WorldFailure(f"{out.location(kept.path)}: the file changed while the backtest ran "
+                               f"({tables[name].num_rows:,} sessions of {name!r}, {sum(summary['endings']):,} written)")
+    return tables
 
 
 def _task_rounds(plan: Plan, first: int, last: int) -> tuple[Rounds, np.ndarray, int, int]:

@@ -106,6 +106,36 @@ def test_ranges_guessing_their_first_session_wrong_give_the_rows_of_one_range(sp
     assert result["partitions"] == partitions and committed_sessions(out) == one_range
 
 
+def test_a_range_played_again_played_every_system_where_only_some_were_guessed_wrong(spark, backtested, monkeypatch):
+    """The stage playing ranges again played every system of each range; now it plays the systems whose
+    entries were wrong and keeps the others' rows from the range's first file. The tasks run in this
+    process here, so that what each plays can be seen; the rows are those of one range."""
+    out, _ = backtested
+    plan = backtest_job.plan_for(Store.parse(str(out)), RUN, SYSTEMS, SESSION, partitions=1)
+    run_job(spark, plan)
+    one_range = committed_sessions(out)
+    played, kept, real_play_range = [], [], backtest_job.play_range
+    monkeypatch.setattr(backtest_job, "play_range",
+                        lambda system, *rest: played.append(system.name) or real_play_range(system, *rest))
+
+    def write(job_plan, ranges):
+        results = []
+        for first, last in ranges:
+            before = len(played)
+            results.append(backtest_job.write_range(job_plan, first, last))
+            if first in job_plan.kept:  # a range played again
+                assert played[before:] == [name for name in SYSTEMS if name in job_plan.entries[first]]
+                assert set(played[before:]) | set(job_plan.kept[first].systems) == set(SYSTEMS)
+                kept.extend(job_plan.kept[first].systems)
+        return results
+
+    tiny = replace(plan, partitions=40, lookback_sessions=1)
+    settled = backtest_job.settled(tiny, write(tiny, tiny.ranges()), write)
+    assert kept, "no range played again kept a system's rows: the test's guesses no longer mix right and wrong"
+    rows = [row for result in settled for row in pq.read_table(out / result["files"][0]["path"]).to_pylist()]
+    assert sorted(rows, key=lambda row: (row["system"], row["first_shoe"], row["first_round"])) == one_range
+
+
 def test_the_stage_playing_ranges_again_reports_its_progress(spark, backtested):
     """The ranges guessed wrong are played again in a stage of their own, whose progress the driver
     hears through run_job's on_again as the first stage's through on_progress."""
