@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
-from pipeline.errors import BaccaratError, WorldFailure
+from pipeline.errors import BaccaratError
 from pipeline.jobs import JobPlan, Written, content_key, new_tag
 from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
@@ -193,14 +193,15 @@ def settled(plan: Plan, results: list[dict],
 
 
 def _kept_rows(out: Store, kept: Kept) -> dict[str, pa.Table]:
-    """The kept systems' rows of a range's file, each system's checked against its summary's sessions."""
+    """The kept systems' rows of a range's file, each system's checked against its summary's sessions
+    (an OSError, which the job turns into its one line)."""
     schema = contract(SESSIONS).arrow()
     rows = out.read_file_rows(kept.path).select(schema.names).cast(schema)
     tables = {name: rows.filter(pc.equal(rows["system"], name)) for name in kept.systems}
     for name, (_, _, summary) in kept.systems.items():
         if tables[name].num_rows != sum(summary["endings"]):
-            raise WorldFailure(f"{out.location(kept.path)}: the file changed while the backtest ran "
-                               f"({tables[name].num_rows:,} sessions of {name!r}, {sum(summary['endings']):,} written)")
+            raise OSError(f"{out.location(kept.path)} changed while the backtest ran: it holds "
+                          f"{tables[name].num_rows:,} sessions of {name!r}, its task wrote {sum(summary['endings']):,}")
     return tables
 
 

@@ -136,6 +136,22 @@ def test_a_range_played_again_played_every_system_where_only_some_were_guessed_w
     assert sorted(rows, key=lambda row: (row["system"], row["first_shoe"], row["first_round"])) == one_range
 
 
+def test_a_kept_file_that_changed_since_its_task_wrote_it_fails_the_task(spark, backtested):
+    """The rows a range played again keeps are counted against what its task reported: an OSError, which
+    the job turns into its one line (tasks.collect_or_fail)."""
+    out, _ = backtested
+    plan = replace(backtest_job.plan_for(Store.parse(str(out)), RUN, SYSTEMS[:1], SESSION, partitions=4),
+                   lookback_sessions=1)
+    first, last = plan.ranges()[1]
+    written = backtest_job.write_range(plan, first, last)
+    name = SYSTEMS[0]
+    summary = dict(written["summaries"][name], endings=[*written["summaries"][name]["endings"][:-1], 10**6])
+    kept = backtest_job.Kept(written["files"][0]["path"],
+                             {name: (written["entries"][name], written["exits"][name], summary)})
+    with pytest.raises(OSError, match=f"changed while the backtest ran: it holds .* sessions of '{name}'"):
+        backtest_job.write_range(replace(plan, entries={first: {}}, kept={first: kept}), first, last)
+
+
 def test_the_stage_playing_ranges_again_reports_its_progress(spark, backtested):
     """The ranges guessed wrong are played again in a stage of their own, whose progress the driver
     hears through run_job's on_again as the first stage's through on_progress."""
