@@ -17,12 +17,34 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+# moto's server, with each PUT (and multipart completion) of an object made one step: moto checks
+# If-None-Match and then stores the object, so two writers of one Delta log version could both pass the
+# check in its threaded server, and one commit be lost. S3 makes the two one atomic step.
+ATOMIC_CONDITIONAL_PUTS = """
+import sys, threading
+from moto.s3.responses import S3Response
+from moto.server import main
+
+one_at_a_time = threading.RLock()
+
+def atomic(unlocked):
+    def locked(*arguments, **keywords):
+        with one_at_a_time:
+            return unlocked(*arguments, **keywords)
+    return locked
+
+for name in ("put_object", "_key_response_post"):
+    setattr(S3Response, name, atomic(getattr(S3Response, name)))
+main(sys.argv[1:])
+"""
+
+
 @contextlib.contextmanager
 def s3_server(log: Path, **server_env: str) -> Iterator[str]:
     """A running server (its output in `log`); yields its endpoint URL, and stops it afterwards."""
     port = free_port()
     with open(log, "w") as sink:
-        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        process = subprocess.Popen([sys.executable, "-c", ATOMIC_CONDITIONAL_PUTS, "-H", "127.0.0.1", "-p", str(port)],
                                    stdout=sink, stderr=subprocess.STDOUT, env=os.environ | server_env)
     try:
         deadline = time.monotonic() + 60
