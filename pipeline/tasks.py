@@ -35,6 +35,12 @@ def part_name(first: int, last: int, key: str) -> str:
     return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
 
 
+def part_shoes(path: str) -> tuple[int, int] | None:
+    """The shoes [first, last) of a file a task named with part_name, or None for another name."""
+    found = re.fullmatch(r"part-(\d{12})-(\d{12})-\w+\.parquet", path.rsplit("/", 1)[-1])
+    return (int(found[1]), int(found[2]) + 1) if found else None
+
+
 def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
                 batches: Iterable[tuple[int, tuple[pa.Table, ...]]], report_batch: Callable[[int, int], None],
                 **options) -> list[dict]:

@@ -40,8 +40,8 @@ def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
 def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     with range_connection(run.out, shoes) as con:
-        files_relation(con, run.out, "round_ev", list(round_ev), shoes)
-        files_relation(con, run.out, "rounds", [file.path for file in shoes.rounds], shoes,
+        files_relation(con, "round_ev", list(round_ev), shoes)
+        files_relation(con, "rounds", [file.path for file in shoes.rounds], shoes,
                    "shoe_id, round, COLUMNS('^net_')")
         return range_partials(con)
 

@@ -16,7 +16,7 @@ FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
     con = range_connection(run.out, shoes)
-    rounds_views(con, run.out, shoes)
+    rounds_views(con, shoes)
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
     tables["opening"] = con.sql("FROM opening").to_arrow_table()
     sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""

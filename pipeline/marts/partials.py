@@ -1,18 +1,22 @@
 """The marts as partials and finals. Each engine computes, over one range of whole shoes, small keyed
 tables of that range's rounds and shoes (the partials); merged, they are what the engine computes over
 every round at once, and the engine's final queries turn them into the marts. One process is one range;
-Spark runs many ranges as tasks (pipeline/marts/cluster.py). docs/marts-and-roads.md, "On a cluster"."""
+Spark runs many ranges as tasks (pipeline/marts/cluster.py). On an object store a range's files are
+fetched whole into a local folder first, each with one request and checked there against the SHA-256 its
+runs row records, so that the engines read local files and no object's bytes cross the network twice
+(local_range). docs/marts-and-roads.md, "On a cluster"."""
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.marts.inputs import RunInput
-from pipeline.runs import FileEntry
-from pipeline.tasks import shoe_ranges
+from pipeline.runs import FileEntry, repair_command
+from pipeline.tasks import part_shoes, shoe_ranges
 
 # How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
 # column starting with it) and how (a pyarrow aggregation); the others are its key. A partial with none
@@ -142,12 +146,57 @@ def in_process(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[Sh
     return [task(shoes) for shoes in ranges]
 
 
+def _holds_range(path: str, shoes: ShoeRange) -> bool:
+    """Whether a file another job added to the run may hold shoes of the range (by its name)."""
+    held = part_shoes(path)
+    return held is None or (held[0] < shoes.last and held[1] > shoes.first)
+
+
+def _moved(files: tuple[RangeFile, ...], copies: dict[str, tuple[str, str]]) -> tuple[RangeFile, ...]:
+    return tuple(replace(file, path=copies[file.path][0]) for file in files)
+
+
+@contextlib.contextmanager
+def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ()) \
+        -> Iterator[tuple[RunInput, ShoeRange, tuple[str, ...]]]:
+    """The run, the range and the run's round_ev files (reader paths) as the range's task reads them:
+    unchanged on a local OUT; else the run on a local folder holding copies of the range's files (its
+    rounds and shoes files, or with round_ev files its rounds and those), each rounds and shoes copy
+    checked against its runs row (an OSError naming the file and the repair)."""
+    if run.out.is_local:
+        yield run, shoes, round_ev
+        return
+    # a range no round_ev file holds still reads one, whose columns its empty relation takes
+    round_ev = tuple(path for path in round_ev if _holds_range(path, shoes)) or round_ev[:1]
+    held = shoes.rounds + (() if round_ev else shoes.shoes)  # the composition partials read no shoes rows
+    wanted = list(dict.fromkeys([file.path for file in held] + list(round_ev)))
+    recorded = {run.out.reader_path(entry.path): entry.sha256 for entry in run.record.files}
+    with run.out.local_copies(wanted) as (folder, copies):
+        for path, (_, digest) in copies.items():
+            if path in recorded and digest != recorded[path]:
+                raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
+                              f"repair: {repair_command(run.out, run.record)}")
+        local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=() if round_ev else _moved(shoes.shoes, copies))
+        yield replace(run, out=folder), local, tuple(copies[path][0] for path in round_ev)
+
+
+def _marts_of_range(partials_of: Callable, run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
+    with local_range(run, shoes) as (run_here, shoes_here, _):
+        return partials_of(run_here, shoes_here, sample_shoes=sample_shoes)
+
+
+def _composition_of_range(partials_of: Callable, run: RunInput, round_ev: tuple[str, ...],
+                          shoes: ShoeRange) -> dict[str, pa.Table]:
+    with local_range(run, shoes, round_ev) as (run_here, shoes_here, round_ev_here):
+        return partials_of(run_here, round_ev_here, shoes_here)
+
+
 def build_from_partials(partials_of: Callable, finals: Callable, run: RunInput, road_cells_shoes: int,
                         road_stats_shoes: int, ranges: int = 1, run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
     """The marts of a run from an engine's partials_of(run, shoes, sample_shoes) over `ranges` shoe
     ranges, run by run_ranges, merged here, and the engine's finals(run, merged, road_cells_shoes,
     road_stats_shoes)."""
-    task = partial(partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
+    task = partial(_marts_of_range, partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
     merged = merge_partials(run_ranges(task, plan_ranges(run, ranges)), MERGED)
     return finals(run, merged, road_cells_shoes, road_stats_shoes)
 
@@ -156,5 +205,5 @@ def build_composition_from_partials(partials_of: Callable, finals: Callable, run
                                     ranges: int = 1, run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
     """The composition marts of a run from an engine's partials_of(run, round_ev, shoes) over `ranges` shoe
     ranges, run by run_ranges, merged here, and the engine's finals(merged)."""
-    task = partial(partials_of, run, tuple(round_ev))
+    task = partial(_composition_of_range, partials_of, run, tuple(round_ev))
     return finals(merge_partials(run_ranges(task, plan_ranges(run, ranges)), COMPOSITION_MERGED))

@@ -2,11 +2,14 @@
 publish the DuckDB warehouse as a new local file behind a stable path (publish_warehouse)."""
 
 import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,23 +46,33 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
 def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
     """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole. A
     composition or system mart missing from `tables` (the run has no round_ev or sessions rows) keeps
-    none of the run's rows."""
+    none of the run's rows. The marts are separate Delta tables, so their commits run side by side (on an
+    object store each is a few round trips)."""
     built = int(datetime.now(UTC).timestamp() * 1000)
-    for name in EVERY_MART:
+    transaction = (f"baccarat-marts:{run.run_id}", built)
+
+    def commit(name: str) -> None:
         if name in tables:
-            table = contract(name).table
-            run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
+            run.out.write_and_commit(contract(name).table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
                                      conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
-                                     (f"baccarat-marts:{run.run_id}", built))
+                                     transaction)
         elif name in COMPOSITION_MARTS + SYSTEM_MARTS:
             _drop(run.out, name, run.run_id, built)
+
+    _each_at_once(commit, EVERY_MART)
+
+
+def _each_at_once(work, names: tuple[str, ...]) -> None:
+    """work(name) for every name, in threads; the first error raised, once every call has ended."""
+    with ThreadPoolExecutor(len(names)) as pool:
+        for done in [pool.submit(work, name) for name in names]:
+            done.result()
 
 
 def drop_marts(out: Store, run_id: str) -> None:
     """Remove a run's rows from every mart: they describe a run that an overwrite replaced."""
     dropped = int(datetime.now(UTC).timestamp() * 1000)
-    for name in EVERY_MART:
-        _drop(out, name, run_id, dropped)
+    _each_at_once(lambda name: _drop(out, name, run_id, dropped), EVERY_MART)
 
 
 def _drop(out: Store, name: str, run_id: str, when: int) -> None:
@@ -82,6 +95,7 @@ def read_shoe_rounds(out: Store, run: RunRecord, shoe_id: int, columns: list[str
 # v2.0.0, no DuckDB 1.x can open ("Trying to read a database file with version number 69").
 STORAGE_VERSION = "v1.0.0"
 PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
+PUBLISHING = ".publishing"  # the lock file in a publish's own folder while it publishes
 
 
 def check_warehouse_target(target: Path) -> Path:
@@ -119,16 +133,17 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)
     published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}" / target.name
     try:
-        with replacing(published, sidecars=(".wal",)) as building:
-            _build(out, building, target.parent, runs, records)
-        published.chmod(0o444)
-        seal(published)
-        _point(target, published)
+        with _publishing(published.parent):
+            with replacing(published, sidecars=(".wal",)) as building:
+                _build(out, building, target.parent, runs, records)
+            published.chmod(0o444)
+            seal(published)
+            _point(target, published)
+            _remove_older_publishes(target, published)
     except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
         shutil.rmtree(published.parent, ignore_errors=True)
         raise BaccaratError(f"cannot write the warehouse {target}: "
                             f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
-    _remove_older_publishes(target, published)
     with contextlib.suppress(OSError):
         journal(target).unlink(missing_ok=True)
     return target, left_out
@@ -154,14 +169,40 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
 
 
+@contextlib.contextmanager
+def _publishing(folder: Path) -> Iterator[None]:
+    """A new publish's folder, locked while its file is written and `target` pointed at it, so that a
+    publish running at the same time does not take it for an older one and remove it."""
+    folder.mkdir(parents=True)
+    lock = folder / PUBLISHING
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+
+
+def _in_progress(folder: Path) -> bool:
+    """Whether another publish holds the folder's lock (a publish that died holds none)."""
+    try:
+        with open(folder / PUBLISHING) as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # no lock: an older publish's folder, or one whose publish has ended
+        pass
+    return False
+
+
 def _remove_older_publishes(target: Path, published: Path) -> None:
-    """Every publish's folder but this one and the one `target` points at now (another `baccarat marts`
-    may have published meanwhile); a folder whose file is not written yet only once it is stale, since
-    another publish may be writing it."""
+    """Every publish's folder but this one, the one `target` points at now (another `baccarat marts` may
+    have published meanwhile) and those another publish is still writing; a folder whose file is not
+    written yet only once it is stale."""
     current = (target.parent / os.readlink(target)).parent if target.is_symlink() else published.parent
     for publish in published.parent.parent.iterdir():
         finished = (publish / target.name).exists()
-        if publish not in (published.parent, current) and (finished or _stale(publish)):
+        if publish not in (published.parent, current) and (finished or _stale(publish)) and not _in_progress(publish):
             shutil.rmtree(publish, ignore_errors=True)
 
 

@@ -1,19 +1,12 @@
-"""A range of a run's shoes as DuckDB relations over its committed files. On a local OUT, views that
-DuckDB's own Parquet reader scans for each query; on an object store, temporary tables filled by one
-read of each file through a pyarrow dataset on OUT's filesystem (DuckDB pushes the projection and the
-shoe filter into pyarrow's scan and gets Arrow batches), so that the range's queries fetch no object
-twice, no DuckDB extension is needed and no byte passes through Python. docs/marts-and-roads.md,
-"On a cluster"."""
+"""A range of a run's shoes as DuckDB views over its files, which DuckDB's own Parquet reader scans for
+each query. The files are local: on an object store the range's task reads copies fetched into a local
+folder (pipeline/marts/partials.py, local_range). docs/marts-and-roads.md, "On a cluster"."""
 
 import duckdb
 
 from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, ShoeRange
 from pipeline.marts.warehouse import sql_list, sql_string
 from pipeline.storage import Store
-
-
-# The rounds columns the partials read (sql/prep_*.sql, the opening and the road outcomes).
-ROUND_COLUMNS = "r.shoe_id, r.round, r.outcome, r.streak_index, COLUMNS('^net_')"
 
 
 def range_connection(out: Store, shoes: ShoeRange) -> duckdb.DuckDBPyConnection:
@@ -46,49 +39,18 @@ def _local_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, run_row: bool) -
     return " UNION ALL ".join(parts)
 
 
-def files_relation(con: duckdb.DuckDBPyConnection, out: Store, name: str, paths: list[str], shoes: ShoeRange,
-               columns: str = "*") -> None:
-    """Relation `name`: `columns` of the Parquet files at `paths` (reader paths under OUT) for the range's
-    shoes; a view on a local OUT, a table read once on an object store."""
-    if out.is_local:
-        con.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {parquet_scan(paths)} WHERE {_in_range(shoes)}")
-        return
-    con.register(f"{name}_files", out.parquet_dataset(paths))
-    con.execute(f"CREATE TEMP TABLE {name} AS SELECT {columns} FROM {name}_files WHERE {_in_range(shoes)}")
-    con.unregister(f"{name}_files")
+def files_relation(con: duckdb.DuckDBPyConnection, name: str, paths: list[str], shoes: ShoeRange,
+                   columns: str = "*") -> None:
+    """View `name`: `columns` of the Parquet files at `paths` for the range's shoes."""
+    con.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {parquet_scan(paths)} WHERE {_in_range(shoes)}")
 
 
-def rounds_views(con: duckdb.DuckDBPyConnection, out: Store, shoes: ShoeRange) -> None:
-    """Relations of the range: `shoes`; `rounds`, each with its run_row (its place in the run, from 0); and
+def rounds_views(con: duckdb.DuckDBPyConnection, shoes: ShoeRange) -> None:
+    """Views of the range: `shoes`; `rounds`, each with its run_row (its place in the run, from 0); and
     `opening`, the run_row and nets of the range's rounds among the run's first 100."""
-    if out.is_local:
-        con.execute(f"CREATE VIEW shoes AS {_local_scan(shoes.shoes, shoes, run_row=False)}")
-        con.execute(f"CREATE VIEW rounds AS {_local_scan(shoes.rounds, shoes, run_row=True)}")
-        opening = shoes.opening()
-        source = f"({_local_scan(opening, shoes, run_row=True)})" if opening else "(FROM rounds LIMIT 0)"
-        con.execute(f"CREATE VIEW opening AS SELECT run_row, COLUMNS('^net_') FROM {source} "
-                    f"WHERE run_row < {OPENING_ROUNDS}")
-        return
-    files_relation(con, out, "shoes", [file.path for file in shoes.shoes], shoes)
-    _shoe_starts(con, out, shoes)
-    con.register("range_rounds", out.parquet_dataset([file.path for file in shoes.rounds]))
-    con.execute(f"CREATE TEMP TABLE rounds AS SELECT s.start + r.round - 1 AS run_row, {ROUND_COLUMNS} "
-                f"FROM (FROM range_rounds WHERE {_in_range(shoes)}) AS r "
-                "JOIN shoe_starts AS s ON s.shoe_id = r.shoe_id")
-    con.unregister("range_rounds")
-    [(last_opening,)] = con.execute(f"SELECT max(shoe_id) FROM shoe_starts WHERE start < {OPENING_ROUNDS}").fetchall()
-    opening = f"shoe_id <= {last_opening}" if last_opening is not None else "false"
-    con.execute(f"CREATE VIEW opening AS SELECT run_row, COLUMNS('^net_') FROM rounds "
-                f"WHERE {opening} AND run_row < {OPENING_ROUNDS}")
-
-
-def _shoe_starts(con: duckdb.DuckDBPyConnection, out: Store, shoes: ShoeRange) -> None:
-    """Table shoe_starts: the run_row of each shoe's first round, from the rounds of the shoes before it
-    (the range's first rounds file starts at its offset; the shoes rows count each shoe's rounds)."""
-    first = shoes.rounds[0]
-    before = 0
-    if not first.whole:
-        con.register("first_rounds", out.parquet_dataset([first.path]))
-        [(before,)] = con.execute(f"SELECT count(*) FROM first_rounds WHERE shoe_id < {shoes.first}").fetchall()
-    con.execute(f"CREATE TEMP TABLE shoe_starts AS SELECT shoe_id, ({first.offset + before} "
-                "+ sum(rounds) OVER (ORDER BY shoe_id ROWS UNBOUNDED PRECEDING) - rounds)::BIGINT AS start FROM shoes")
+    con.execute(f"CREATE VIEW shoes AS {_local_scan(shoes.shoes, shoes, run_row=False)}")
+    con.execute(f"CREATE VIEW rounds AS {_local_scan(shoes.rounds, shoes, run_row=True)}")
+    opening = shoes.opening()
+    source = f"({_local_scan(opening, shoes, run_row=True)})" if opening else "(FROM rounds LIMIT 0)"
+    con.execute(f"CREATE VIEW opening AS SELECT run_row, COLUMNS('^net_') FROM {source} "
+                f"WHERE run_row < {OPENING_ROUNDS}")

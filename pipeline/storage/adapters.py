@@ -1,6 +1,5 @@
 """The settings the engines take to reach OUT: deltalake's and polars' storage options (object_store),
-a DuckDB connection that reads OUT's files through pyarrow's filesystem, and OUT's Parquet files as a
-pyarrow dataset that the engines scan with their own projections and filters."""
+and a DuckDB connection that reads OUT's files through pyarrow's filesystem."""
 
 DELTA_TIMEOUTS = {"timeout": "120s", "connect_timeout": "5s", "max_retries": "3", "retry_timeout": "30s"}
 
@@ -30,12 +29,3 @@ class EngineAdapters:
 
             con.register_filesystem(duckdb_filesystem(self.scheme, self.filesystem))
         return con
-
-    def parquet_dataset(self, reader_paths: list[str]):
-        """The Parquet files at `reader_paths` (as reader_path gives them) as one pyarrow dataset on OUT's
-        filesystem: a query engine scanning it gets Arrow batches that pyarrow read, with the columns and
-        the row groups its projection and filters keep (no partition columns from the folders)."""
-        import pyarrow.dataset as ds
-
-        paths = [self.filesystem_path(path) for path in reader_paths]
-        return ds.dataset(paths, filesystem=self.filesystem, format="parquet")

@@ -4,9 +4,11 @@ while written, and under their name only once complete; the temporaries dead att
 import contextlib
 import hashlib
 import io
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -104,3 +106,32 @@ class DataFiles:
         except (OSError, pa.ArrowException) as error:
             raise StorageError(f"cannot read {self.location(relative)}: {first_line(error)}") from None
         return digest.hexdigest()
+
+    @contextlib.contextmanager
+    def local_copies(self, reader_paths: list[str]) -> Iterator[tuple["DataFiles", dict[str, tuple[str, str]]]]:
+        """Copies of OUT's files at `reader_paths` (as reader_path gives them) in a new local folder laid
+        out as OUT, each fetched whole with one request and hashed while copied, so that a reader gets
+        its bytes once: (the folder as a store, {reader path: (the copy's reader path, its SHA-256)}).
+        The folder is removed afterwards. An object that cannot be read is an OSError naming it."""
+        with tempfile.TemporaryDirectory(prefix="baccarat-copies-") as folder:
+            copies = type(self).parse(folder)
+
+            def copy(reader_path: str) -> tuple[str, str]:
+                relative = reader_path.removeprefix(self.location() + "/")
+                target = Path(copies.fs_path(relative))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                digest = hashlib.sha256()
+                try:
+                    with self.filesystem.open_input_stream(self.filesystem_path(reader_path)) as source, \
+                            target.open("wb") as sink:
+                        while block := source.read(1 << 22):
+                            digest.update(block)
+                            sink.write(block)
+                except (OSError, pa.ArrowException) as error:
+                    raise OSError(f"cannot read {reader_path}: {first_line(error)}") from None
+                return copies.reader_path(relative), digest.hexdigest()
+
+            with ThreadPoolExecutor(min(8, max(1, len(reader_paths)))) as pool:  # reading releases the GIL
+                copied = dict(zip(reader_paths, pool.map(copy, reader_paths)))
+            yield copies, copied
+

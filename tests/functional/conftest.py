@@ -3,6 +3,7 @@ holds the helpers that run jobs through them."""
 
 import inspect
 import uuid
+from pathlib import Path
 
 import pytest
 from local_s3 import aws_environment, s3_server
@@ -20,9 +21,9 @@ def on_the_s3_server(item) -> bool:
     (the suite's SparkSession asks for the endpoint only to pass its variables on), or it runs on the
     s3 store."""
     asking = {name for name, definitions in item._fixtureinfo.name2fixturedefs.items()
-              if name != "spark" and {"s3_endpoint", "bucket"} & set(definitions[-1].argnames)}
+              if name != "spark" and {"s3_endpoint", "s3_log", "bucket"} & set(definitions[-1].argnames)}
     if hasattr(item, "function"):
-        asking |= {"s3_endpoint", "bucket"} & set(inspect.signature(item.function).parameters)
+        asking |= {"s3_endpoint", "s3_log", "bucket"} & set(inspect.signature(item.function).parameters)
     store = getattr(item, "callspec", None) and item.callspec.params.get("store_uri")
     return bool(asking) or store == "s3"
 
@@ -42,10 +43,16 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(scope="session")
-def s3_endpoint(tmp_path_factory):
+def s3_log(tmp_path_factory) -> Path:
+    """The local S3 server's output: a line per request it served."""
+    return tmp_path_factory.mktemp("s3") / "moto.log"
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(s3_log):
     """A local S3 server for the whole session; the standard AWS variables point at it, set before
     Spark starts so that its Python workers (and a test cluster's) inherit them."""
-    with s3_server(tmp_path_factory.mktemp("s3") / "moto.log") as endpoint, aws_environment(endpoint):
+    with s3_server(s3_log) as endpoint, aws_environment(endpoint):
         yield endpoint
 
 

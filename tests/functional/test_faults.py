@@ -405,8 +405,8 @@ def assert_still_the_old_run(store: Store, old: RunRecord) -> None:
     record = read_run(store, "R")
     assert (record.parameters, record.rounds, record.files, record.versions) == (
         old.parameters, old.rounds, old.files, old.versions)
-    loaded = load_run(store, "R")  # checksums, and the files committed at the recorded versions
-    assert loaded.record.parameters == old.parameters and loaded.record.shoes == 20
+    check_run(store, record)  # sizes, checksums, contracts, and the files committed at the recorded versions
+    assert record.shoes == 20
 
 
 def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_one_succeeds(

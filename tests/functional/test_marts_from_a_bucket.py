@@ -12,7 +12,7 @@ from test_marts_cluster import ROAD_CELLS_SHOES, assert_same_marts
 from pipeline import duckdb_files
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
-from pipeline.marts import cluster, composition_duckdb, marts_duckdb
+from pipeline.marts import cluster
 from pipeline.marts import partials as partials_module
 from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
@@ -52,30 +52,55 @@ def test_marts_of_ranges_read_from_a_bucket_equal_those_of_its_local_copy(bucket
     assert_same_marts(built, expected)
 
 
-@pytest.mark.parametrize("module", [marts_duckdb, composition_duckdb], ids=["marts", "composition"])
-def test_duckdb_reads_a_ranges_objects_once_not_once_per_partial(bucket_run, module, monkeypatch):
-    """On an object store a range's files are read into DuckDB tables once, before its partial queries:
-    with the run's objects deleted once the first query starts, the marts are still the local copy's."""
-    in_bucket, on_disk = bucket_run
-    bucket = in_bucket.out.fs_path().split("/")[0]
-    copy = Store.parse(f"s3://{bucket}/once-{uuid.uuid4().hex[:12]}")
-    pafs.copy_files(in_bucket.out.fs_path(), copy.fs_path(), source_filesystem=in_bucket.out.filesystem,
+def _copy_of(run):
+    """A copy of a run in a new prefix of its bucket, loaded as the marts load it."""
+    bucket = run.out.fs_path().split("/")[0]
+    copy = Store.parse(f"s3://{bucket}/copy-{uuid.uuid4().hex[:12]}")
+    pafs.copy_files(run.out.fs_path(), copy.fs_path(), source_filesystem=run.out.filesystem,
                     destination_filesystem=copy.filesystem)
+    return copy
+
+
+@pytest.mark.parametrize("engine", list(Engine))
+def test_the_marts_read_every_byte_of_a_run_in_a_bucket_twice_a_checksum_pass_then_the_tasks(bucket_run, engine,
+                                                                                           s3_log, monkeypatch):
+    """Each object of the run is fetched whole once by each pass of tasks that reads it (by the task of the
+    range holding it, which checks its checksum): no pass over every byte before the tasks (load_run
+    hashes nothing on an object store), and no query reads the bucket again."""
+    in_bucket, on_disk = bucket_run
+    monkeypatch.setattr(Store, "sha256", lambda self, relative: pytest.fail(f"{relative} hashed before the tasks"))
+    copy = _copy_of(in_bucket)
     run = load_run(copy, in_bucket.record.run_id)
-    query = module.sql
+    objects = [copy.fs_path(entry.path) for entry in run.record.files] + [
+        path.removeprefix("s3://") for path in run.added_files("round_ev")]
+    served_before = len(s3_log.read_text().splitlines())
+    built = build_marts(engine, run, ROAD_CELLS_SHOES, 0)
+    served = s3_log.read_text().splitlines()[served_before:]
+    fetched = {path: sum(f"GET /{path} " in line for line in served) for path in objects}
+    # the marts' tasks read rounds and shoes; the composition marts' tasks rounds again, and round_ev files
+    # once their footers are checked against the contract
+    assert fetched == {path: 1 if "/shoes/" in path else 2 for path in objects}
+    assert_same_marts(built, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0))
 
-    def deleting_the_run_first(name):
-        copy.filesystem.delete_dir_contents(copy.fs_path(), missing_dir_ok=True)
-        return query(name)
 
-    monkeypatch.setattr(module, "sql", deleting_the_run_first)
-    if module is marts_duckdb:
-        built, expected = (module.build_marts(built_from, ROAD_CELLS_SHOES, 0) for built_from in (run, on_disk))
-    else:
-        built, expected = (module.build_composition_marts(built_from, built_from.added_files("round_ev"))
-                           for built_from in (run, on_disk))
-    assert not copy.filesystem.get_file_info(pafs.FileSelector(copy.fs_path(), allow_not_found=True))
-    assert_same_marts(built, expected)
+def test_an_object_of_a_run_in_a_bucket_that_fails_its_checksum_is_found_before_anything_is_committed(
+        bucket_run, cli, tmp_path):
+    """An object replaced by one of the same size (a byte changed mid-file): the range's task finds it, and
+    the command ends in one line naming it, exit 1, with no mart committed and no warehouse."""
+    in_bucket, _ = bucket_run
+    copy = _copy_of(in_bucket)
+    damaged = copy.fs_path(in_bucket.record.files_of("rounds")[1].path)
+    data = bytearray(copy.filesystem.open_input_file(damaged).readall())
+    with copy.filesystem.open_output_stream(damaged) as sink:
+        middle = len(data) // 2
+        sink.write(bytes(data[:middle]) + bytes([data[middle] ^ 1]) + bytes(data[middle + 1:]))
+    for master in ([], ["--master", "local[2]"]):
+        status, out, err = cli("marts", "--out", copy, "--run-id", in_bucket.record.run_id, *master,
+                               "--warehouse", tmp_path / "w.duckdb")
+        assert (status, out) == (1, ""), err
+        assert len(err.strip().splitlines()) == 1 and "fails its checksum" in err and f"s3://{damaged}" in err, err
+        assert not [table for table in copy.tables() if table.startswith("marts")]
+        assert not (tmp_path / "w.duckdb").exists()
 
 
 def test_one_process_on_a_bucket_holds_one_range_of_shoes_at_a_time(bucket_run, cli, tmp_path, monkeypatch):
