@@ -150,15 +150,16 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
 
 
 def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, RunRecord]) -> None:
-    with out.duckdb_connection() as con:
+    marts = {name: [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
+             for name in EVERY_MART}
+    with out.duckdb_connection() as con, _read_here(out, [path for files in marts.values() for path in files]) as here:
         con.execute(f"SET file_search_path = {sql_string(str(base))}")
         con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
         con.execute("USE warehouse")
-        for name in EVERY_MART:
-            files = [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
+        for name, files in marts.items():
             columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
-            source = (f"(SELECT {columns} FROM read_parquet({sql_list(files)}, hive_partitioning = true, "
-                      "union_by_name = true))" if files else _empty(name))
+            source = (f"(SELECT {columns} FROM read_parquet({sql_list([here[f] for f in files])}, "
+                      "hive_partitioning = true, union_by_name = true))" if files else _empty(name))
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
         if out.is_local:
             for table in ("rounds", "shoes"):
@@ -167,6 +168,18 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
                 source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
                           if files else _empty(table))
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+
+
+@contextlib.contextmanager
+def _read_here(out: Store, reader_paths: list[str]) -> Iterator[dict[str, str]]:
+    """Where DuckDB reads each of OUT's files at `reader_paths`: in place on a local OUT; else a copy of
+    it fetched with one request (DuckDB reads an object store only through a Python file object, a few
+    bytes at a time), laid out as OUT so that the `run_id=` folders still name each file's run."""
+    if out.is_local:
+        yield {path: path for path in reader_paths}
+        return
+    with out.local_copies(reader_paths) as (_, copies):
+        yield {path: copy for path, (copy, _) in copies.items()}
 
 
 @contextlib.contextmanager

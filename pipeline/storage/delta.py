@@ -58,8 +58,10 @@ class DeltaTables:
     def committed_files(self, table: str, run_ids: list[str], version: int | None = None) -> list[dict]:
         """The committed files of the runs `run_ids` in a table (at `version`), by path."""
         delta = self.delta_table(table, version)
-        if delta is None:
-            return []
+        return [] if delta is None else self._files_in(delta, table, run_ids)
+
+    @staticmethod
+    def _files_in(delta, table: str, run_ids: list[str]) -> list[dict]:
         actions = pa.table(delta.get_add_actions(flatten=True)).to_pylist()
         key = f"partition.{partition_column()}"
         return sorted(({"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
@@ -109,7 +111,7 @@ class DeltaTables:
         for attempt in range(COMMIT_ATTEMPTS):
             try:
                 delta = self._open_or_create(table, schema)
-                held = [f["path"] for f in self.partition_files(table, run_id)]
+                held = [f["path"] for f in self._files_in(delta, table, [run_id])]
                 if held == paths:
                     return delta.version() if committed_version is None else committed_version
                 if committed_version is not None and not set(paths) & set(held):
@@ -117,7 +119,8 @@ class DeltaTables:
                 # Otherwise commit (again): delta-rs lets two overwrites of a partition that was empty when
                 # both read the table land side by side, so a racer's files beside ours are replaced too.
                 self._overwrite_partition(delta, table, run_id, files, schema, transaction)
-                committed_version = self.delta_table(table).version()
+                delta.update_incremental()
+                committed_version = delta.version()
             except CommitFailedError:
                 # delta-rs takes an overwrite of one partition as reading the whole table: a concurrent
                 # commit of another run conflicts with it, so the commit is made again on the new snapshot.
