@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.runs import (RUN_TABLES, RUNS, RunRecord, contract_problem, missized_files, read_runs,
+from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, missized_files, read_runs,
                            repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store
@@ -70,6 +70,8 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     problems = [line for table in store.table_names() for line in _table_problems(store, table, run_ids)]
     try:
         runs = read_runs(store)
+    except DamagedRun as error:  # a malformed runs row
+        return [*problems, str(error)], 0
     except StorageError:
         return problems, 0  # the runs table's damaged log is a line already
     if unknown := sorted(set(run_ids or ()) - {run.run_id for run in runs}):
