@@ -296,6 +296,14 @@ def test_a_malformed_runs_row_was_bad_input_not_damaged_data(cli, two_runs):
     assert cli("verify", "--out", two_runs)[1].count("the runs row of 'first' is malformed") == 1
 
 
+def test_the_published_line_claimed_every_committed_run_when_one_was_left_out(cli, two_runs):
+    assert cli("marts", "--out", two_runs)[0] == 0
+    damage_truncate(two_runs)
+    status, out, _ = cli("marts", "--out", two_runs, "--run-id", "second")
+    assert status == 0 and "published " in out
+    assert "marts of the committed runs but 1 left out (the warnings above)" in out
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--run-id", "nope"], "unknown run id 'nope'"),
     (["--engine", "pandas"], "Invalid value for '--engine'"),
