@@ -106,8 +106,8 @@ def test_output_path_that_is_a_file(cli, tmp_path):
 
 def test_output_path_that_cannot_be_written(cli):
     status, _, err = cli("simulate", "--shoes", 5, "--seed", 1, "--out", "/proc/baccarat-data")
-    # The store's refusal is a failure of the world (exit 1), not bad input (2).
-    assert status == 1 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
+    # A local path that cannot be made is bad input (2), as for --warehouse, --page and -o; a store's refusal is 1.
+    assert status == 2 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
 
 
 def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds_on_stderr(capsys, monkeypatch):

@@ -38,3 +38,13 @@ def test_an_out_inside_a_file_was_a_failure_of_the_world(cli, tmp_path):
     status, out, err = cli("simulate", "--shoes", "5", "--seed", "1", "--out", tmp_path / "afile" / "sub")
     assert (status, out) == (2, "")
     assert err == f"error: output path {tmp_path}/afile/sub is inside {tmp_path}/afile, a file, not a folder\n"
+
+
+@pytest.mark.parametrize("command", [["simulate", "--shoes", "5", "--seed", "1"], ["run", "--shoes", "5"]])
+def test_an_out_that_cannot_be_made_was_a_failure_of_the_world_where_other_unwritable_paths_are_bad_input(cli,
+                                                                                                         command):
+    """`--out /proc/x` exited 1 while `marts --warehouse /proc/x`, `report --page /proc/x` and
+    `bi superset-bundle -o /proc/x` exit 2: a local place the user named that cannot be written is bad input."""
+    status, out, err = cli(*command, "--out", "/proc/baccarat-data")
+    assert (status, out, err) == (2, "", "error: output path /proc/baccarat-data is not writable: No such file or "
+                                         "directory\n")
