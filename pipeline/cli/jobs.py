@@ -236,11 +236,12 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
     from pipeline.marts.replaced import forget_replaced_run
 
     forgotten = forget_replaced_run(out, run_id)
-    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
+    where = shlex.join(["--run-id", run_id, "--out", out.uri])
+    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts {where}`")
     if forgotten.round_ev:
-        print(f"its exact odds before each round are removed: run `baccarat composition --run-id {run_id}`")
+        print(f"its exact odds before each round are removed: run `baccarat composition {where}`")
     if forgotten.sessions:
-        print(f"its betting-system sessions are removed: run `baccarat backtest --run-id {run_id} --systems ...`")
+        print(f"its betting-system sessions are removed: run `baccarat backtest {where} --systems ...`")
     if forgotten.warehouse is not None:
         for line in forgotten.left_out:
             print(f"warning: {line}", file=sys.stderr)

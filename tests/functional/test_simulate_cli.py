@@ -205,6 +205,15 @@ def test_a_jvm_that_stops_as_it_starts_is_one_line_naming_the_log_that_holds_its
     assert "fake java: this JVM cannot start" in log.read_text()
 
 
+def test_the_overwrite_named_a_marts_command_without_the_out_it_was_given(committed, cli):
+    """'run `baccarat marts --run-id base`' built the marts of ./data, not of the --out overwritten."""
+    folder, _ = committed
+    status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
+    assert status == 0, err
+    assert f"are removed: run `baccarat marts --run-id base --out {folder}`" in out
+    assert cli("marts", "--run-id", "base", "--out", folder)[0] == 0
+
+
 def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
     """The replaced run's marts go and the warehouse is published again: no old figures, no view naming
     files of the old run (the warehouse holds the runs that have marts); `baccarat marts` then builds
