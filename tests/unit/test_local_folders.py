@@ -48,3 +48,13 @@ def test_an_out_that_cannot_be_made_was_a_failure_of_the_world_where_other_unwri
     status, out, err = cli(*command, "--out", "/proc/baccarat-data")
     assert (status, out, err) == (2, "", "error: output path /proc/baccarat-data is not writable: No such file or "
                                          "directory\n")
+
+
+def test_verify_of_a_folder_holding_no_table_said_every_log_file_and_contract_checks_out(cli, tmp_path):
+    """`baccarat verify --out /proc` (or a mistyped --out that exists) ended 'verified 0 runs in /proc:
+    every log, file and contract checks out' with status 0, so a cron job checking the wrong folder passed."""
+    (tmp_path / "notes.txt").write_text("not a table")
+    status, out, err = cli("verify", "--out", tmp_path)
+    assert (status, out) == (2, "") and err == f"error: no table in {tmp_path}: nothing to verify (is --out the " \
+                                               "folder or URI of the tables?)\n"
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "notes.txt"]
