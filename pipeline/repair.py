@@ -7,8 +7,8 @@ from dataclasses import asdict
 
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
-from pipeline.runs import (RUN_TABLES, RUNS, RunRecord, contract_problem, missized_files, read_runs, repair_command,
-                           run_problems, uncommitted, written_run)
+from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, missized_files, read_runs,
+                           repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store
 
@@ -25,7 +25,18 @@ def _table_repair(store: Store, table: str) -> str:
         return f"baccarat backtest --run-id RUN --systems ... --out {out} for each run it held"
     if table.startswith("marts/"):
         return f"baccarat marts --out {out}"
+    if run := next((run for run in _recorded_runs(store) if table == RUNS or table in run.versions), None):
+        return repair_command(store, run)  # any run of the table repairs its log first
     return f"baccarat simulate ... --overwrite --out {out} with the parameters of any run in it"
+
+
+def _recorded_runs(store: Store) -> list[RunRecord]:
+    """The committed runs, or when the runs table's log cannot be read, those of its row files."""
+    try:
+        return read_runs(store)
+    except StorageError:
+        newest = [(run_id, files[-1]["path"]) for run_id, files in store.written_files(RUNS).items() if files]
+        return [run for run_id, path in newest if (run := written_run(store, run_id, path))]
 
 
 def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list[str]:
@@ -59,6 +70,8 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     problems = [line for table in store.table_names() for line in _table_problems(store, table, run_ids)]
     try:
         runs = read_runs(store)
+    except DamagedRun as error:  # a malformed runs row
+        return [*problems, str(error)], 0
     except StorageError:
         return problems, 0  # the runs table's damaged log is a line already
     if unknown := sorted(set(run_ids or ()) - {run.run_id for run in runs}):

@@ -144,7 +144,8 @@ class RunRecord:
 
     @classmethod
     def from_row(cls, row: dict) -> "RunRecord":
-        """A runs row as the run's record, or a one-line error naming what is malformed."""
+        """A runs row as the run's record, or a one-line error naming what is malformed: damaged data, a
+        failure of the world."""
         try:
             return cls(
                 run_id=row["run_id"], rules=row["rules"],
@@ -159,8 +160,8 @@ class RunRecord:
                 strategies=None if row.get("strategies") is None else _document(row["strategies"], "strategies"),
                 banque=None if row.get("banque") is None else _document(row["banque"], "banque", BANQUE_PARAMETERS))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise BaccaratError(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
-                                f"{error})".splitlines()[0]) from None
+            raise DamagedRun(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
+                             f"{error})".splitlines()[0]) from None
 
 
 def _document(text: str, column: str, keys: tuple[str, ...] = ()) -> dict:

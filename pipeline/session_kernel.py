@@ -36,9 +36,11 @@ COLUMNS = ("start", "rounds", "stakes", "table_max_hits", "start_bankroll", "end
            "wagered_banker", "wagered_player", "max_drawdown",
            *(f"bankroll_after_{n}" for n in CHECKPOINTS), "complete", "ended")
 _AFTER = COLUMNS.index(f"bankroll_after_{CHECKPOINTS[0]}")  # the first checkpoint's column
-# the progression's state (level, units, profit, the line's ends in the buffer), the bankroll's, the road's
-_LEVEL, _UNITS, _PROFIT, _LO, _HI = range(5)
-_MONEY, _PEAK, _DRAWDOWN, _WAGERED, _WAGERED_BANKER, _WAGERED_PLAYER, _STAKES, _HITS = range(8)
+# the positions read by index in the progression's state (level, units, profit, the line's ends in the
+# buffer), in the bankroll's (money, peak, drawdown, wagered in all, on banker, on player, stakes, table
+# maximum hits), and the road's
+_LEVEL, _UNITS, _, _LO, _HI = range(5)
+_MONEY, _, _DRAWDOWN, _WAGERED, _WAGERED_BANKER, _WAGERED_PLAYER, _STAKES, _HITS = range(8)
 _NEW_ROAD = (0, _NONE, _NONE, _NONE, _NONE)  # columns, the last column's side, each derived road's last mark
 _ROWS_PER_CALL = 1 << 16
 

@@ -59,9 +59,11 @@ def wrong_ranges(results: list[Mapping]) -> list[int]:
     return [index for index in range(1, len(results)) if results[index]["entries"] != results[index - 1]["exits"]]
 
 
-def settle(results: list[dict], play_again: Callable[[dict[int, dict[str, int]]], list[dict]]) -> list[dict]:
-    """The results, every range's entries verified. play_again({index: entries}) plays those ranges
-    again, each from the entries given, and returns their results in that order. The first wrong range
+def settle(results: list[dict],
+           play_again: Callable[[dict[int, tuple[dict, dict[str, int]]]], list[dict]]) -> list[dict]:
+    """The results, every range's entries verified. play_again({index: (result, entries)}) plays those
+    ranges again, each from the entries given (`result` is the range's result as it stands), and
+    returns their results in that order. The first wrong range
     is played from exits that are true, so it is right afterwards; the others wrong at the same time
     are played from the exits known then too, once, and only the first one after that: a system whose
     chains never meet costs one range per stage, not every later range each time."""
@@ -69,7 +71,7 @@ def settle(results: list[dict], play_again: Callable[[dict[int, dict[str, int]]]
     while wrong := wrong_ranges(results):
         again = [index for index in wrong if index == wrong[0] or index not in again_before]
         again_before.update(again)
-        replayed = play_again({index: dict(results[index - 1]["exits"]) for index in again})
+        replayed = play_again({index: (results[index], dict(results[index - 1]["exits"])) for index in again})
         for index, result in zip(again, replayed, strict=True):
             results[index] = result
     return results

@@ -173,23 +173,20 @@ def settled(plan: Plan, results: list[dict],
     plan's tasks again over those ranges (entries.settle), playing only the systems whose entries were
     wrong and keeping the others' rows."""
     ranges = plan.ranges()
-    results = sorted(results, key=lambda result: result["first_shoe"])
-    latest = dict(enumerate(results))  # each range's result as settle() holds it
 
-    def play_again(asked: dict[int, dict[str, int]]) -> list[dict]:
+    def play_again(asked: dict[int, tuple[dict, dict[str, int]]]) -> list[dict]:
         entries, kept = {}, {}
-        for index, true_entries in asked.items():
-            result, first = latest[index], ranges[index][0]
+        for index, (result, true_entries) in asked.items():
+            first = ranges[index][0]
             right = {name for name, key in true_entries.items() if result["entries"][name] == key}
             entries[first] = {name: key for name, key in true_entries.items() if name not in right}
             kept[first] = Kept(result["files"][0]["path"], {name: (result["entries"][name], result["exits"][name],
                                                                   result["summaries"][name]) for name in right})
         done = {result["first_shoe"]: result
                 for result in rewrite(replace(plan, entries=entries, kept=kept), [ranges[index] for index in asked])}
-        latest.update({index: done[ranges[index][0]] for index in asked})
-        return [latest[index] for index in asked]
+        return [done[ranges[index][0]] for index in asked]
 
-    return settle(results, play_again)
+    return settle(sorted(results, key=lambda result: result["first_shoe"]), play_again)
 
 
 def _kept_rows(out: Store, kept: Kept) -> dict[str, pa.Table]:

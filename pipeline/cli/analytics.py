@@ -62,7 +62,8 @@ def marts(
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
-    print(f"published {warehouse}: marts of the committed runs{views}")
+    left = f" but {len(left_out):,} left out (the warnings above)" if left_out else ""
+    print(f"published {warehouse}: marts of the committed runs{left}{views}")
 
 
 def _range_runner(master: str | None) -> tuple["RangeRunner", int]:

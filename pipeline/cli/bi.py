@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 
+from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
 from pipeline.user_files import output_file
 
 bi = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Dashboards for BI tools, as code.")
@@ -13,14 +14,13 @@ bi = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Dashboards f
 @bi.command("superset-bundle")
 def superset_bundle(
     output: Annotated[Path, typer.Option("-o", "--output", help="The zip to write (replaced whole).")],
-    warehouse: Annotated[Path | None, typer.Option(
-        help="The published DuckDB warehouse the dashboard reads; default data/warehouse.duckdb.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    warehouse: WarehouseOption = None,
 ) -> None:
     """Write the Superset dashboard "Baccarat: runs" as a zip to import (docs/serving.md)."""
     from pipeline.marts.superset_bundle import warehouse_uri, write_bundle
-    from pipeline.storage import WAREHOUSE
 
-    warehouse = warehouse or Path("data", WAREHOUSE)
+    warehouse = warehouse or out.warehouse_path()
 
     written = write_bundle(warehouse, output_file(output, "-o"))
     print(f"superset bundle: {written} (database {warehouse_uri(warehouse)})")

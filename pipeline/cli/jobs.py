@@ -42,8 +42,8 @@ class Reporter:
     """Progress for people, on stderr (stdout is the command's result, which a pipe may stop reading early):
     a live bar on a terminal, otherwise a plain log line every few seconds while the shoes dealt change."""
 
-    def __init__(self, what: str, total: int, live: bool, note: str = ""):
-        self.what, self.total, self.live, self.note = what, total, live, note
+    def __init__(self, what: str, total: int, live: bool, note: str = "", rows: str = "rounds"):
+        self.what, self.total, self.live, self.note, self.rows = what, total, live, note, rows
         self.started = self.last_line = time.monotonic()
         self.bar, self.shown = None, None
         if live:
@@ -61,9 +61,9 @@ class Reporter:
             self.task = self.bar.add_task(what + note, total=total, speed="")
             self.bar.start()
 
-    def __call__(self, shoes: int, rounds: int) -> None:
+    def __call__(self, shoes: int, rows: int) -> None:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        speed = _rate(rounds / elapsed)
+        speed = _rate(rows / elapsed, self.rows)
         if self.bar:
             self.bar.update(self.task, completed=shoes, speed=speed)
         elif shoes != self.shown and (time.monotonic() - self.last_line >= 5 or shoes == self.total):
@@ -77,28 +77,29 @@ class Reporter:
             self.bar.stop()
 
 
-def _rate(rounds_per_second: float) -> str:
+def _rate(per_second: float, rows: str = "rounds") -> str:
     """A speed readable at any size: 0.00M rounds/s says nothing."""
-    if rounds_per_second >= 1e5:
-        return f"{rounds_per_second / 1e6:.2f}M rounds/s"
-    return f"{rounds_per_second:,.0f} rounds/s"
+    if per_second >= 1e5:
+        return f"{per_second / 1e6:.2f}M {rows}/s"
+    return f"{per_second:,.0f} {rows}/s"
 
 
 def _run_on_spark(plan, master: str | None, what: str, shoes: int,
-                  default_partitions: Callable[[int, int], int]) -> dict:
-    """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress."""
+                  default_partitions: Callable[[int, int], int], rows: str = "rounds") -> dict:
+    """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress
+    (the speed in `rows`, what a row of the plan's first table is)."""
     from pipeline.jobs import run_job
     from pipeline.spark import spark_session
 
     spark = spark_session(master, f"baccarat {what}")
     if plan.partitions is None:
         plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
-    reporters = [Reporter(what, shoes, live=sys.stderr.isatty())]
+    reporters = [Reporter(what, shoes, live=sys.stderr.isatty(), rows=rows)]
 
     def again(shoes_again: int) -> Reporter:
         reporters[-1].close()
-        reporters.append(Reporter(what, shoes_again, reporters[0].live, f" (stage {len(reporters) + 1}: ranges "
-                                                                        "whose entry was guessed wrong, played again)"))
+        note = f" (stage {len(reporters) + 1}: ranges whose entry was guessed wrong, played again)"
+        reporters.append(Reporter(what, shoes_again, reporters[0].live, note, rows))
         return reporters[-1]
 
     try:
@@ -235,11 +236,12 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
     from pipeline.marts.replaced import forget_replaced_run
 
     forgotten = forget_replaced_run(out, run_id)
-    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts --run-id {run_id}`")
+    where = shlex.join(["--run-id", run_id, "--out", out.uri])
+    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts {where}`")
     if forgotten.round_ev:
-        print(f"its exact odds before each round are removed: run `baccarat composition --run-id {run_id}`")
+        print(f"its exact odds before each round are removed: run `baccarat composition {where}`")
     if forgotten.sessions:
-        print(f"its betting-system sessions are removed: run `baccarat backtest --run-id {run_id} --systems ...`")
+        print(f"its betting-system sessions are removed: run `baccarat backtest {where} --systems ...`")
     if forgotten.warehouse is not None:
         for line in forgotten.left_out:
             print(f"warning: {line}", file=sys.stderr)
@@ -315,7 +317,8 @@ def backtest(
         print(f"sessions of run {run_id!r} are already committed for these systems in {out}: nothing to do")
         return
     started = time.monotonic()
-    result = _run_on_spark(plan, master, f"backtest {run_id}", plan.shoes, backtest_job.default_partitions)
+    result = _run_on_spark(plan, master, f"backtest {run_id}", plan.shoes, backtest_job.default_partitions,
+                           "sessions")
     show(_sessions_table(run_id, result["summaries"]))
     print(f"committed sessions of run {run_id!r}: {count(result['sessions'], 'session')}, "
           f"{count(len(result['files']), 'file')} in {time.monotonic() - started:.1f} s; version {result['version']} "

@@ -47,6 +47,8 @@ def verify(
     from pipeline.runs import check_run_id
 
     problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
+    if not problems and not runs_checked and all(out.delta_table(table) is None for table in out.table_names()):
+        raise BaccaratError(f"no table in {out}: nothing to verify (is --out the folder or URI of the tables?)")
     if as_json:
         print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
     elif problems:

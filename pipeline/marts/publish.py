@@ -21,7 +21,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
-from pipeline.marts.warehouse import journal, seal, sql_list, sql_string
+from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, sql_list, sql_string
 from pipeline.runs import DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
@@ -94,7 +94,6 @@ def read_shoe_rounds(out: Store, run: RunRecord, shoe_id: int, columns: list[str
 # The oldest storage version DuckDB 2.0 writes, which DuckDB 1.0 and later read; DuckDB 2.0's default,
 # v2.0.0, no DuckDB 1.x can open ("Trying to read a database file with version number 69").
 STORAGE_VERSION = "v1.0.0"
-PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
 PUBLISHING = ".publishing"  # the lock file in a publish's own folder while it publishes
 
 
@@ -104,6 +103,9 @@ def check_warehouse_target(target: Path) -> Path:
     target = Path(target).absolute()
     if not target.name or target.is_dir():
         raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
+    if not may_be_replaced(target):
+        raise BaccaratError(f"the warehouse {target} is a file that is not a DuckDB database: it is left as it "
+                            f"is; give another path, such as {target.parent / WAREHOUSE}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=target.parent):

@@ -21,9 +21,18 @@ ROWS_PER_FETCH = 10_000
 
 
 def run_one(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
-    """Show what one query returns; Ctrl-C stops it (KeyboardInterrupt once it stopped)."""
-    if not _has_statements(con, sql):
+    """Show what one query returns; Ctrl-C stops it (KeyboardInterrupt once it stopped). Several are
+    refused: DuckDB would show the last one's rows alone."""
+    count = _statement_count(con, sql)
+    if not count:
         raise BaccaratError(f"no statement to run in {sql!r} (an option of `baccarat sql`? see --help)")
+    if count > 1:
+        try:
+            refuse_all_but_queries(con, sql)  # a statement that acts is named as the reason first
+        except duckdb.Error as error:
+            raise BaccaratError(error_with_hint(error)) from None
+        raise BaccaratError(f"{count} statements given, and the argument takes one query: give several on stdin "
+                            "(`baccarat sql < queries.sql`), each ending in ';'")
     _run(con, bounds, sql)
 
 
@@ -37,9 +46,9 @@ def _run(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
             cursor.close()
 
 
-def _has_statements(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
+def _statement_count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     try:
-        return bool(con.extract_statements(sql))
+        return len(con.extract_statements(sql))
     except duckdb.Error as error:
         raise BaccaratError(error_with_hint(error)) from None
 

@@ -98,11 +98,41 @@ def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBP
         raise _cannot_open(path, error) from None
 
 
-def _cannot_open(path: Path, error: duckdb.Error) -> WorldFailure:
-    """A warehouse file there that DuckDB cannot read, or another process holds for writing: the world
-    failed, not the input; one line saying what to do."""
+PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
+DUCKDB_MAGIC = (8, b"DUCK")  # where every DuckDB database file holds its format's name
+
+
+def may_be_replaced(target: Path) -> bool:
+    """Whether a publish may replace what is at `target`: nothing, the link of an earlier publish, a
+    DuckDB database file, or a damaged one named `*.duckdb`; never another file a user named."""
+    target = Path(target).absolute()
+    folder = target.with_name(target.name + PUBLISHES)
+    if target.is_symlink() and (target.parent / os.readlink(target)).parent.parent == folder:
+        return True
+    return not target.exists() or target.suffix == ".duckdb" or _is_duckdb_file(target)
+
+
+def _is_duckdb_file(path: Path) -> bool:
+    offset, magic = DUCKDB_MAGIC
+    try:
+        with path.open("rb") as stream:
+            return stream.read(offset + len(magic))[offset:] == magic
+    except OSError:
+        return False
+
+
+def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailure:
+    """A file there that a publish may not replace is bad input, and publishing over it is not offered;
+    a warehouse that DuckDB cannot read, or another process holds for writing, is a failure of the world;
+    one line saying what to do."""
     reason = str(error).strip().splitlines()[0]
-    if "lock" in reason.lower():
+    if not may_be_replaced(path):
+        return BaccaratError(f"{path} is not a warehouse: it is not a DuckDB database file (give the path of "
+                             f"the warehouse `baccarat marts` published)")
+    if reason.startswith("Out of Memory"):
+        return BaccaratError(f"warehouse {path} cannot be opened within the memory limit ({reason}): give "
+                             "--memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more")
+    if re.search(r"\block", reason.lower()):  # not the "block" of other errors
         hint = "another process holds it open for writing: end that process, or publish again with `baccarat marts`"
     else:
         hint = f"it is damaged or not a warehouse: publish it again with `baccarat marts --warehouse {path}`"

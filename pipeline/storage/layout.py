@@ -2,7 +2,9 @@
 whose value names a run's folder in each, so that a data file is `<table>/run_id=<run>/<name>`; the
 checks of OUT before any work."""
 
+import errno
 import os
+import tempfile
 import uuid
 from functools import cache
 from pathlib import Path
@@ -71,17 +73,13 @@ class Layout:
         return files
 
     def check_writable(self):
-        """Create OUT if needed and write and remove a probe, or a one-line error."""
-        if self.is_local:
-            folder = Path(self.uri)
-            if folder.exists() and not folder.is_dir():
-                raise BaccaratError(f"output path {folder} is a file, not a folder")
-            if file := next((parent for parent in folder.parents if parent.is_file()), None):
-                raise BaccaratError(f"output path {folder} is inside {file}, a file, not a folder")
+        """Create OUT if needed and write and remove a probe, or a one-line error: a local folder that
+        cannot be made or written is bad input (another path is the remedy), a store that refuses, or a
+        disk that fails or is full, a failure of the world."""
         probe = self.fs_path(f"_write-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         with self._errors("is not writable"):
             if self.is_local:
-                Path(self.uri).mkdir(parents=True, exist_ok=True)
+                _check_local_folder(Path(self.uri))
             else:
                 self._check_bucket()
             with self.filesystem.open_output_stream(probe) as stream:
@@ -122,3 +120,19 @@ class Layout:
                 "version does not read: simulate again into a new folder")
         for table in self.table_names():
             self._check_log(table)
+
+
+def _check_local_folder(folder: Path) -> None:
+    """Make the local folder OUT, or a one-line error."""
+    if folder.exists() and not folder.is_dir():
+        raise BaccaratError(f"output path {folder} is a file, not a folder")
+    if file := next((parent for parent in folder.parents if parent.is_file()), None):
+        raise BaccaratError(f"output path {folder} is inside {file}, a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise  # the world's, worded by Store._errors
+        raise BaccaratError(f"output path {folder} is not writable: {error.strerror or error}") from None

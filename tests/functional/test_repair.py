@@ -154,6 +154,21 @@ def test_a_damaged_rounds_log_was_reported_twice_by_verify(spark, cli, tmp_path)
     assert status == 1 and err == "" and out.count("\n") == 1 and damaged in out
 
 
+@pytest.mark.parametrize("damage", [corrupt_a_log_entry, delete_a_runs_log_entry])
+def test_verify_named_a_command_to_adapt_for_a_damaged_log_not_one_to_copy(spark, cli, tmp_path, damage):
+    """'repair: baccarat simulate ... --overwrite --out OUT with the parameters of any run in it': the
+    line now ends in the command of a run in the table (read from its row file when the runs log is the
+    damaged one), which repairs the store as it is pasted."""
+    for parameters in (FIRST, SECOND):
+        simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    damage(Store.parse(str(tmp_path)))
+    status, out, _ = cli("verify", "--out", tmp_path)
+    repair = shlex.join(["baccarat", *_command(str(tmp_path), FIRST), "--overwrite"])
+    assert status == 1 and out.count("\n") == 1 and out.rstrip().endswith(f"; repair: {repair}")
+    assert cli(*shlex.split(repair)[1:])[0] == 0
+    assert cli("verify", "--out", tmp_path)[0] == 0
+
+
 def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
     simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
     store = Store.parse(str(tmp_path))

@@ -106,8 +106,8 @@ def test_output_path_that_is_a_file(cli, tmp_path):
 
 def test_output_path_that_cannot_be_written(cli):
     status, _, err = cli("simulate", "--shoes", 5, "--seed", 1, "--out", "/proc/baccarat-data")
-    # The store's refusal is a failure of the world (exit 1), not bad input (2).
-    assert status == 1 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
+    # A local path that cannot be made is bad input (2), as for --warehouse, --page and -o; a store's refusal is 1.
+    assert status == 2 and "output path /proc/baccarat-data is not writable" in err and err.count("\n") == 1
 
 
 def test_plain_progress_starts_without_nan_ends_once_and_shows_small_speeds_on_stderr(capsys, monkeypatch):
@@ -203,6 +203,15 @@ def test_a_jvm_that_stops_as_it_starts_is_one_line_naming_the_log_that_holds_its
     [log] = (tmp_path / "logs").iterdir()
     assert done.stderr == f"error: Spark's JVM stopped as it started: its output is in {log}\n"
     assert "fake java: this JVM cannot start" in log.read_text()
+
+
+def test_the_overwrite_named_a_marts_command_without_the_out_it_was_given(committed, cli):
+    """'run `baccarat marts --run-id base`' built the marts of ./data, not of the --out overwritten."""
+    folder, _ = committed
+    status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
+    assert status == 0, err
+    assert f"are removed: run `baccarat marts --run-id base --out {folder}`" in out
+    assert cli("marts", "--run-id", "base", "--out", folder)[0] == 0
 
 
 def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):

@@ -60,7 +60,7 @@ class Tasks:
 
     def play_again(self, asked: dict) -> list[dict]:
         self.replayed.append(sorted(asked))
-        return [self.play(index, entries) for index, entries in asked.items()]
+        return [self.play(index, entries) for index, (_, entries) in asked.items()]
 
     def settled_starts(self) -> dict[str, list[int]]:
         """Every system's session starts over the run, from the ranges' settled results."""
@@ -91,6 +91,26 @@ def test_chains_that_never_meet_are_played_again_one_range_per_stage():
     tasks = Tasks([never], arrays, 250, lookback=101)  # 30-round sessions: offsets never align
     assert tasks.settled_starts() == {never.name: true_starts(never, *arrays)}
     assert tasks.replayed == [list(range(1, 8)), *([index] for index in range(2, 8))]
+
+
+def test_the_backtest_mirrored_the_results_settle_holds_since_play_again_was_not_handed_them():
+    """pipeline/backtest/job.py kept its own copy of each range's latest result to know which systems'
+    rows to keep; settle hands play_again each range's result as it stands: the first one, then the
+    one the range's last replay returned."""
+    never = load_system("flat_banker").with_session(bankroll="100000", goal="100000", max_rounds=30)
+    tasks = Tasks([never], hand_made(2_000, seed=3), 250, lookback=101)
+    current = dict(enumerate(tasks.play(index) for index in range(len(tasks.ranges))))
+    stages = []
+
+    def play_again(asked: dict) -> list[dict]:
+        assert all(result is current[index] for index, (result, _) in asked.items())
+        done = tasks.play_again(asked)
+        current.update(zip(asked, done))
+        stages.append(sorted(asked))
+        return done
+
+    settle(list(current.values()), play_again)
+    assert stages == [list(range(1, 8)), *([index] for index in range(2, 8))]
 
 
 def test_ranges_shorter_than_a_session_take_their_entry_from_the_session_spanning_them():

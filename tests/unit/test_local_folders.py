@@ -38,3 +38,23 @@ def test_an_out_inside_a_file_was_a_failure_of_the_world(cli, tmp_path):
     status, out, err = cli("simulate", "--shoes", "5", "--seed", "1", "--out", tmp_path / "afile" / "sub")
     assert (status, out) == (2, "")
     assert err == f"error: output path {tmp_path}/afile/sub is inside {tmp_path}/afile, a file, not a folder\n"
+
+
+@pytest.mark.parametrize("command", [["simulate", "--shoes", "5", "--seed", "1"], ["run", "--shoes", "5"]])
+def test_an_out_that_cannot_be_made_was_a_failure_of_the_world_where_other_unwritable_paths_are_bad_input(cli,
+                                                                                                         command):
+    """`--out /proc/x` exited 1 while `marts --warehouse /proc/x`, `report --page /proc/x` and
+    `bi superset-bundle -o /proc/x` exit 2: a local place the user named that cannot be written is bad input."""
+    status, out, err = cli(*command, "--out", "/proc/baccarat-data")
+    assert (status, out, err) == (2, "", "error: output path /proc/baccarat-data is not writable: No such file or "
+                                         "directory\n")
+
+
+def test_verify_of_a_folder_holding_no_table_said_every_log_file_and_contract_checks_out(cli, tmp_path):
+    """`baccarat verify --out /proc` (or a mistyped --out that exists) ended 'verified 0 runs in /proc:
+    every log, file and contract checks out' with status 0, so a cron job checking the wrong folder passed."""
+    (tmp_path / "notes.txt").write_text("not a table")
+    status, out, err = cli("verify", "--out", tmp_path)
+    assert (status, out) == (2, "") and err == f"error: no table in {tmp_path}: nothing to verify (is --out the " \
+                                               "folder or URI of the tables?)\n"
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "notes.txt"]

@@ -36,3 +36,12 @@ def test_a_query_that_fails_while_its_rows_stream_is_one_line(capsys):
     failing = "SELECT range, CASE WHEN range < 50000 THEN range ELSE error('bad row') END AS v FROM range(100000)"
     with pytest.raises(BaccaratError, match="bad row"):
         shell.run_one(duckdb.connect(), Bounds(timeout=60), failing)
+
+
+def test_several_statements_in_the_argument_showed_the_last_ones_rows_alone(cli, tmp_path):
+    """`baccarat sql 'SELECT 1; SELECT 2'` printed '2' and exit 0: the first query's rows were lost."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    status, out, err = cli("sql", "--warehouse", path, "SELECT 1 AS first; SELECT 2 AS second")
+    assert (status, out) == (2, "") and err.count("\n") == 1 and "2 statements given" in err
+    assert cli("sql", "--warehouse", path, "SELECT 1 AS first; -- a comment after the one query")[:2] == (0, "first\n1\n")

@@ -198,3 +198,14 @@ def test_an_output_that_is_the_warehouse_itself_is_refused_and_the_warehouse_kep
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "is the warehouse itself" in err
     assert warehouse.read_bytes() == before
+
+
+def test_the_bundle_took_no_out_where_every_other_command_finds_the_warehouse_by_it(tmp_path, capsys):
+    """`baccarat bi superset-bundle --out data2 -o b.zip` was refused ('No such option: --out'): the
+    bundle now reads OUT/warehouse.duckdb, as `baccarat sql --out` does."""
+    warehouse = published_like(tmp_path / "elsewhere")
+    target = tmp_path / "bundle.zip"
+    assert main(["bi", "superset-bundle", "--out", str(tmp_path / "elsewhere"), "-o", str(target)]) == 0
+    with zipfile.ZipFile(target) as bundle:
+        database = yaml.safe_load(bundle.read(f"{ROOT_FOLDER}/{DATABASE}"))
+    assert database["sqlalchemy_uri"] == f"duckdb+baccarat:///{warehouse}"

@@ -54,3 +54,42 @@ def test_a_publish_replacing_the_file_while_a_reader_opens_it_is_read_from_the_n
         assert con.execute("SELECT name FROM publish").fetchall() == [("new",)]
     finally:
         con.close()
+
+
+def test_marts_warehouse_naming_a_file_that_is_no_duckdb_database_replaced_it(tmp_path):
+    """`baccarat marts --warehouse runs/_delta_log/00000000000000000000.json` (the command an error
+    message offered) replaced the table's commit with a link to a warehouse: such a file is refused,
+    untouched; a DuckDB file, a damaged `*.duckdb` and the link of an earlier publish are still replaced."""
+    from pipeline.errors import BaccaratError
+    from pipeline.marts.publish import check_warehouse_target
+
+    commit = tmp_path / "00000000000000000000.json"
+    commit.write_text('{"commitInfo": {}}\n')
+    with pytest.raises(BaccaratError, match="is a file that is not a DuckDB database: it is left as it is"):
+        check_warehouse_target(commit)
+    assert commit.read_text() == '{"commitInfo": {}}\n' and not commit.is_symlink()
+    duckdb.connect(str(tmp_path / "plain.db")).close()
+    (tmp_path / "damaged.duckdb").write_bytes(b"")
+    published = tmp_path / "linked.duckdb.publishes" / "20260101T000000-00000000" / "linked.duckdb"
+    published.parent.mkdir(parents=True)
+    published.write_bytes(b"")  # a publish's file that was emptied: the link is still the publish's
+    (tmp_path / "linked.duckdb").symlink_to(published.relative_to(tmp_path))
+    for name in ("plain.db", "damaged.duckdb", "linked.duckdb", "new.duckdb"):
+        assert check_warehouse_target(tmp_path / name) == tmp_path / name
+
+
+def test_a_file_that_is_no_warehouse_was_a_failure_offering_to_publish_over_it(cli, tmp_path):
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    status, out, err = cli("sql", "--warehouse", text, "SELECT 1")
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert f"{text} is not a warehouse: it is not a DuckDB database file" in err and "--warehouse" not in err
+
+
+def test_a_memory_limit_too_small_to_open_the_warehouse_was_blamed_on_a_writer_holding_a_lock(cli, tmp_path):
+    """DuckDB's 'failed to pin block' held the word 'lock'."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    status, out, err = cli("sql", "--warehouse", path, "--memory-limit", "1KB", "SELECT 1")
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert "cannot be opened within the memory limit" in err and "another process" not in err
