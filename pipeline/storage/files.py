@@ -92,6 +92,15 @@ class DataFiles:
                 if f".{job}." in leftover.name or leftover.stat().st_mtime < stale:
                     leftover.unlink()
 
+    def check_written(self, files: list[dict]) -> None:
+        """Every file (path under OUT, size) is in the store with the size its writer recorded; else a
+        one-line StorageError naming the first that is not."""
+        for entry, size in zip(files, self.file_sizes([f["path"] for f in files])):
+            if size != entry["size"]:
+                found = "is missing" if size is None else f"holds {size:,} bytes"
+                raise StorageError(f"{self.location(entry['path'])} {found}, its task wrote {entry['size']:,}; "
+                                   "run the command again to write it again")
+
     def sha256(self, relative: str) -> str | None:
         """The SHA-256 of the file at `relative` under OUT, or None when it does not exist."""
         digest = hashlib.sha256()
