@@ -6,7 +6,7 @@ import uuid
 
 import pyarrow.fs as pafs
 import pytest
-from spark_jobs import simulate
+from spark_jobs import built_tables, simulate
 from test_marts_cluster import ROAD_CELLS_SHOES, assert_same_marts
 
 from pipeline import duckdb_files
@@ -18,6 +18,8 @@ from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.partials import plan_ranges
 from pipeline.storage import Store
+
+RUN_TABLES = ("rounds", "shoes", "round_ev")  # what the marts read of a run
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +47,8 @@ def test_marts_of_ranges_read_from_a_bucket_equal_those_of_its_local_copy(bucket
 
     monkeypatch.setattr(duckdb_files.PositionalFile, "read", no_python_reads)
     in_bucket, on_disk = bucket_run
-    built = build_marts(engine, in_bucket, ROAD_CELLS_SHOES, 0, ranges=3)
-    expected = build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)
+    built = built_tables(in_bucket.out, build_marts(engine, in_bucket, ROAD_CELLS_SHOES, 0, ranges=3))
+    expected = built_tables(on_disk.out, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0))
     assert set(expected) == set(MARTS) | set(COMPOSITION_MARTS)
     assert all(table.num_rows > 0 for table in expected.values())
     assert_same_marts(built, expected)
@@ -65,16 +67,19 @@ def test_duckdb_reads_a_ranges_objects_once_not_once_per_partial(bucket_run, mod
     query = module.sql
 
     def deleting_the_run_first(name):
-        copy.filesystem.delete_dir_contents(copy.fs_path(), missing_dir_ok=True)
+        for table in RUN_TABLES:
+            copy.filesystem.delete_dir_contents(copy.fs_path(table), missing_dir_ok=True)
         return query(name)
 
     monkeypatch.setattr(module, "sql", deleting_the_run_first)
     if module is marts_duckdb:
-        built, expected = (module.build_marts(built_from, ROAD_CELLS_SHOES, 0) for built_from in (run, on_disk))
+        built, expected = (built_tables(built_from.out, module.build_marts(built_from, ROAD_CELLS_SHOES, 0))
+                           for built_from in (run, on_disk))
     else:
         built, expected = (module.build_composition_marts(built_from, built_from.added_files("round_ev"))
                            for built_from in (run, on_disk))
-    assert not copy.filesystem.get_file_info(pafs.FileSelector(copy.fs_path(), allow_not_found=True))
+    for table in RUN_TABLES:
+        assert not copy.filesystem.get_file_info(pafs.FileSelector(copy.fs_path(table), allow_not_found=True))
     assert_same_marts(built, expected)
 
 
@@ -84,9 +89,9 @@ def test_one_process_on_a_bucket_holds_one_range_of_shoes_at_a_time(bucket_run, 
     in_bucket, on_disk = bucket_run
     planned = []
 
-    def recording(run, ranges):
+    def recording(run, ranges, build=""):
         planned.append((run.out.is_local, ranges))
-        return plan_ranges(run, ranges)
+        return plan_ranges(run, ranges, build)
 
     monkeypatch.setattr(cluster, "SHOES_PER_RANGE", 25)
     monkeypatch.setattr(partials_module, "plan_ranges", recording)
