@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.partials import WRITTEN_BY_RANGES, RangeRunner, ShoeRange, build_from_partials, in_process
-from pipeline.marts.publish import write_part
+from pipeline.marts.publish import WrittenMart, write_part
 from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
@@ -34,8 +34,8 @@ def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa
 
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
-    rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
+    """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
+    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
     statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
@@ -59,6 +59,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
 
 
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals)."""
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals); shoe_summary
+    as the files its range tasks wrote."""
     return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)

@@ -14,6 +14,7 @@ from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.partials import WRITTEN_BY_RANGES, RangeRunner, build_from_partials, in_process
 from pipeline.marts.partials_polars import SESSION, arrow_table, nets_of, partials, session_horizon
+from pipeline.marts.publish import WrittenMart
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)
@@ -227,8 +228,8 @@ def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame
 # --- the run ------------------------------------------------------------------------------------
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
-    rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
+    """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
+    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
     statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
     frames = {name: pl.from_arrow(table).lazy() for name, table in merged.items()}
     groups, outcomes = frames["round_groups"], frames["road_outcomes"]
@@ -258,6 +259,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
 
 
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals)."""
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals); shoe_summary
+    as the files its range tasks wrote."""
     return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
