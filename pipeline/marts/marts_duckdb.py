@@ -35,8 +35,9 @@ def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
     """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
-    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
-    statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
+    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
+    first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
+    `road_stats_shoes` (0: every shoe)."""
     con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
     for name, table in merged.items():

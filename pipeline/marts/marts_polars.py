@@ -229,8 +229,9 @@ def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
     """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
-    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
-    statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
+    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
+    first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
+    `road_stats_shoes` (0: every shoe)."""
     frames = {name: pl.from_arrow(table).lazy() for name, table in merged.items()}
     groups, outcomes = frames["round_groups"], frames["road_outcomes"]
     nets = nets_of(frames["session_edges"])

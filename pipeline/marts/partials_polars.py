@@ -57,8 +57,8 @@ def longest_counts(shoes: pl.LazyFrame) -> pl.LazyFrame:
 def sessions(shoes: pl.LazyFrame, blocks_: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
     """prep_sessions.sql: net per shoe and per session wholly inside the range, per bet, as a histogram."""
     whole = blocks_.filter(pl.col("rounds") == pl.col("size"))
-    completed = pl.concat([shoes.select(horizon=pl.lit("shoe"), *nets), whole.select(session_horizon(pl.col("size")), *nets)],
-                          how="diagonal_relaxed")
+    completed = pl.concat([shoes.select(horizon=pl.lit("shoe"), *nets),
+                           whole.select(session_horizon(pl.col("size")), *nets)], how="diagonal_relaxed")
     return (completed.unpivot(on=nets, index="horizon", variable_name="column_name", value_name="net")
             .group_by("horizon", bet=pl.col("column_name").str.slice(4), net=pl.col("net").cast(SESSION))
             .agg(sessions=pl.len().cast(pl.Int64)))
