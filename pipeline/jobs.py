@@ -172,14 +172,9 @@ def run_task(plan: JobPlan, settings: list[str], first: int, last: int,
 def _check_written(plan: JobPlan, files: list[dict]) -> None:
     """Every object is in the store with the size its task recorded, or nothing is committed."""
     try:
-        sizes = plan.out.file_sizes([f["path"] for f in files])
+        plan.out.check_written(files)
     except StorageError as error:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
-    for entry, size in zip(files, sizes):
-        if size != entry["size"]:
-            found = "is missing" if size is None else f"holds {size:,} bytes"
-            raise JobFailed(f"{plan.what} was not committed: {plan.out.location(entry['path'])} {found}, its task "
-                            f"wrote {entry['size']:,}; run the command again to write it again")
 
 
 def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,

@@ -1,5 +1,5 @@
 """The composition marts in DuckDB: the SQL in pipeline/marts/sql, as partials over a range of a run's
-shoes (prep_ev_groups, prep_perfect_shoes, prep_count_levels, from its round_ev rows and rounds) and the
+shoes (prep_ev_groups, prep_perfect_bets, prep_count_levels, from its round_ev rows and rounds) and the
 final queries over the merged partials (pipeline/marts/partials.py)."""
 
 import duckdb

@@ -11,7 +11,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
-from pipeline.marts.marts_polars import arrow_table, range_scan
+from pipeline.marts.partials_polars import arrow_table, range_scan
 from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
                                      in_process)
 
@@ -61,31 +61,32 @@ def advantage_by_depth(groups: pl.LazyFrame) -> pl.LazyFrame:
             .sort(DEPTH))
 
 
-def perfect_shoes(evs: pl.LazyFrame, rounds: pl.LazyFrame) -> pl.LazyFrame:
-    """prep_perfect_shoes.sql"""
+def perfect_bets(evs: pl.LazyFrame, rounds: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_perfect_bets.sql"""
     nets = _long(rounds, "net_", "net", ["shoe_id", "round"]).select("shoe_id", "round", bet="name", net="net")
     betting = pl.col("ev") > 0
-    return (evs.join(nets, on=["shoe_id", "round", "bet"])
-            .group_by("bet", "shoe_id")
-            .agg(rounds=pl.len().cast(pl.Int64), rounds_bet=betting.sum().cast(pl.Int64),
-                 expected=pl.col("ev").filter(betting).sum(), net=pl.col("net").filter(betting).sum()))
-
-
-def perfect_play(per_shoe: pl.LazyFrame) -> pl.LazyFrame:
-    """perfect_play.sql"""
-    net = pl.col("net").cast(pl.Float64)
-    half_width = Z95 * net.std() / pl.len().cast(pl.Float64).sqrt()
+    per_shoe = (evs.join(nets, on=["shoe_id", "round", "bet"])
+                .group_by("bet", "shoe_id")
+                .agg(rounds=pl.len().cast(pl.Int64), rounds_bet=betting.sum().cast(pl.Int64),
+                     expected=pl.col("ev").filter(betting).sum(), net=pl.col("net").filter(betting).sum()))
+    shoes = pl.len().cast(pl.Int64)
     return (per_shoe.group_by("bet")
-            .agg(shoes=pl.len().cast(pl.Int64), rounds=pl.col("rounds").sum(), rounds_bet=pl.col("rounds_bet").sum(),
-                 expected_sum=pl.col("expected").sum(), expected_units_per_shoe=pl.col("expected").mean(),
-                 realised_net=pl.col("net").sum(), realised_units_per_shoe=net.mean(),
-                 realised_ci_low=net.mean() - half_width, realised_ci_high=net.mean() + half_width)
-            .select("bet", "shoes", "rounds", "rounds_bet",
-                    (pl.col("rounds_bet") / pl.col("rounds")).alias("share_bet"),
-                    pl.when(pl.col("rounds_bet") > 0).then(pl.col("expected_sum") / pl.col("rounds_bet"))
-                    .alias("mean_edge"),
-                    "expected_units_per_shoe", "realised_net", "realised_units_per_shoe", "realised_ci_low",
-                    "realised_ci_high")
+            .agg(shoes=shoes, rounds=pl.col("rounds").sum(), rounds_bet=pl.col("rounds_bet").sum(),
+                 expected=pl.col("expected").sum(), sum_net=pl.col("net").sum(),
+                 m2_net=pl.col("net").cast(pl.Float64).var(ddof=0) * shoes.cast(pl.Float64)))
+
+
+def perfect_play(bets: pl.LazyFrame) -> pl.LazyFrame:
+    """perfect_play.sql"""
+    shoes = pl.col("shoes").cast(pl.Float64)
+    mean = pl.col("sum_net").cast(pl.Float64) / shoes
+    half_width = Z95 * (pl.col("m2_net") / pl.when(shoes > 1).then(shoes - 1)).sqrt() / shoes.sqrt()
+    return (bets.select("bet", "shoes", "rounds", "rounds_bet",
+                        share_bet=pl.col("rounds_bet") / pl.col("rounds"),
+                        mean_edge=pl.when(pl.col("rounds_bet") > 0).then(pl.col("expected") / pl.col("rounds_bet")),
+                        expected_units_per_shoe=pl.col("expected") / shoes,
+                        realised_net="sum_net", realised_units_per_shoe=mean,
+                        realised_ci_low=mean - half_width, realised_ci_high=mean + half_width)
             .sort("bet"))
 
 
@@ -157,7 +158,7 @@ def range_partials(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa
     composition_duckdb.range_partials takes them). Each query scans alone on the streaming engine, as
     marts_polars.partials does."""
     evs = round_evs(round_ev)
-    queries = {"ev_groups": ev_groups(evs), "perfect_shoes": perfect_shoes(evs, rounds),
+    queries = {"ev_groups": ev_groups(evs), "perfect_bets": perfect_bets(evs, rounds),
                "count_levels": count_levels(round_ev)}
     return {name: arrow_table(queries[name].collect(engine="streaming")) for name in COMPOSITION_MERGED}
 
@@ -165,8 +166,8 @@ def range_partials(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str, pa
 def finals(merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """The composition marts from their merged partials, as Arrow tables (before the contract's run_id
     and rules columns)."""
-    groups, per_shoe, levels = (pl.from_arrow(merged[name]).lazy() for name in COMPOSITION_MERGED)
-    perfect = perfect_play(per_shoe).collect().lazy()
+    groups, bets, levels = (pl.from_arrow(merged[name]).lazy() for name in COMPOSITION_MERGED)
+    perfect = perfect_play(bets).collect().lazy()
     marts = {"advantage_by_depth": advantage_by_depth(groups), "perfect_play": perfect,
              "count_efficiency": count_efficiency(levels, perfect)}
     return {name: arrow_table(marts[name].collect()) for name in COMPOSITION_MARTS}

@@ -6,16 +6,17 @@ from pipeline.errors import BaccaratError
 from pipeline.marts.choices import Engine
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.partials import RangeRunner, in_process
+from pipeline.marts.publish import WrittenMart
 
 
 MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the rounds contract
 
 
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
     """Every mart of one run, from the partials of `ranges` ranges of its shoes run by run_ranges
-    (pipeline/marts/partials.py); its composition marts (by the same ranges) when it has round_ev rows and
-    its system marts when it has sessions rows (in one process)."""
+    (pipeline/marts/partials.py), shoe_summary as the files the ranges wrote; its composition marts (by the
+    same ranges) when it has round_ev rows and its system marts when it has sessions rows (in one process)."""
     if engine is Engine.duckdb:
         from pipeline.marts import marts_duckdb as chosen
     else:

@@ -1,34 +1,43 @@
 """The marts in DuckDB: the SQL in pipeline/marts/sql, as partials over a range of a run's shoes
-(prep_shoe_totals, prep_blocks, prep_round_groups and the opening and road outcomes) and the final
+(sums and histograms bounded by the run's distinct values, the blocks across the range's edges, the
+opening and road outcomes; shoe_summary written by the range) and the final
 queries over the merged partials (pipeline/marts/partials.py)."""
 
 import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import RangeRunner, ShoeRange, build_from_partials, in_process
+from pipeline.marts.partials import WRITTEN_BY_RANGES, RangeRunner, ShoeRange, build_from_partials, in_process
+from pipeline.marts.publish import WrittenMart, write_part
 from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
-RANGE_PARTIALS = ("shoe_totals", "blocks", "round_groups")  # prep_*.sql over a range's rounds and shoes
+RANGE_PARTIALS = ("outcome_totals", "longest_counts", "sessions", "session_edges", "running_nets", "round_groups")
 FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the merged partials
 
 
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
-    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
+    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables (prep_*.sql
+    over its rounds, its shoes and its blocks of 100 and 1,000 rounds); writes its file of each mart of
+    WRITTEN_BY_RANGES."""
     con = range_connection(run.out, shoes)
     rounds_views(con, shoes)
+    con.register("checkpoints", run.checkpoints())
+    con.execute(f"CREATE TEMP TABLE blocks AS {sql('prep_blocks')}")
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
     tables["opening"] = con.sql("FROM opening").to_arrow_table()
     sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""
     tables["road_outcomes"] = con.sql(f"SELECT shoe_id, round, outcome FROM rounds {sample}").to_arrow_table()
+    for name in WRITTEN_BY_RANGES:
+        tables[name] = write_part(run, name, con.sql(sql(name)).to_arrow_table(), shoes.file_name())
     con.close()
     return tables
 
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
-    rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
-    statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
+    """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
+    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
+    first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
+    `road_stats_shoes` (0: every shoe)."""
     con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
     for name, table in merged.items():
@@ -44,13 +53,14 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
     for name in FINAL_PREPARED:
         con.execute(f"CREATE TEMP TABLE {name} AS {sql('prep_' + name)}")
     for name in MARTS:
-        if name not in tables:
+        if name not in tables and name not in WRITTEN_BY_RANGES:
             tables[name] = con.sql(sql(name)).to_arrow_table()
     con.close()
     return tables
 
 
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals)."""
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals); shoe_summary
+    as the files its range tasks wrote."""
     return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)

@@ -12,23 +12,13 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import (MERGED, OPENING_ROUNDS, RangeFile, RangeRunner, ShoeRange, build_from_partials,
-                                     in_process)
-from pipeline.schemas import SHOE_TOTALS
+from pipeline.marts.partials import WRITTEN_BY_RANGES, RangeRunner, build_from_partials, in_process
+from pipeline.marts.partials_polars import SESSION, arrow_table, nets_of, partials, session_horizon
+from pipeline.marts.publish import WrittenMart
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)
 PERCENTILES = {"p01": 1, "p05": 5, "p50": 50, "p95": 95, "p99": 99}  # in % of the sessions
-SESSION = pl.Decimal(18, 2)  # prep_session_histogram.sql: CAST(net AS DECIMAL(18, 2))
-
-
-def _nets(frame: pl.LazyFrame) -> list[str]:
-    """The columns DuckDB's COLUMNS('^net_') picks, in the same order."""
-    return [name for name in frame.collect_schema().names() if name.startswith("net_")]
-
-
-def _sum_nets(nets: list[str]) -> list[pl.Expr]:
-    return [pl.col(net).sum() for net in nets]
 
 
 def _order(column: str, values: tuple[str, ...]) -> pl.Expr:
@@ -50,57 +40,32 @@ def _moments(weight: pl.Expr, total: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     return first / n, pl.when(n > 1).then(variance.sqrt())
 
 
-# --- prep_*.sql ---------------------------------------------------------------------------------
-
-def shoe_totals(shoes: pl.LazyFrame) -> pl.LazyFrame:
-    """prep_shoe_totals.sql: one row per shoe, as the simulator wrote it."""
-    return shoes.select("shoe_id", pl.col("rounds").cast(pl.Int64), *SHOE_TOTALS, pl.col("^net_.*$"))
-
-
-def blocks(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
-    """prep_blocks.sql: net totals of consecutive blocks of 100 rounds in run order (run_row)."""
-    return (rounds.group_by(block=pl.col("run_row") // 100)
-            .agg(rounds=pl.len().cast(pl.Int64), *_sum_nets(nets)))
-
-
-def round_groups(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
-    """prep_round_groups.sql: how many rounds had each outcome, streak index and nets."""
-    return rounds.group_by("outcome", "streak_index", *nets).agg(weight=pl.len().cast(pl.Int64))
-
-
 def round_histogram(groups: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
     """prep_round_histogram.sql: how many rounds had each combination of nets."""
     return groups.group_by(nets).agg(weight=pl.col("weight").sum())
 
 
-def session_histogram(histogram: pl.LazyFrame, totals: pl.LazyFrame, blocks_: pl.LazyFrame,
+def session_histogram(histogram: pl.LazyFrame, sessions_: pl.LazyFrame, edges: pl.LazyFrame,
                       nets: list[str]) -> pl.LazyFrame:
-    """prep_session_histogram.sql: net per session, per bet, as a histogram
-    (horizon, bet, net, sessions); incomplete sessions of 100 and 1,000 rounds left out."""
-    thousands = (blocks_.group_by(block=pl.col("block") // 10)
-                 .agg(pl.col("rounds").sum(), *_sum_nets(nets)))
-
-    def horizon(frame: pl.LazyFrame, name: str, weight: pl.Expr) -> pl.LazyFrame:
-        return frame.select(pl.lit(name).alias("horizon"), *[pl.col(n).cast(SESSION) for n in nets],
-                            weight.cast(pl.Int64).alias("weight"))
-
-    one = pl.lit(1)
-    sessions = pl.concat([
-        horizon(histogram, "round", pl.col("weight")),
-        horizon(totals, "shoe", one),
-        horizon(blocks_.filter(pl.col("rounds") == 100), "session_100", one),
-        horizon(thousands.filter(pl.col("rounds") == 1000), "session_1000", one),
-    ])
-    return (sessions.unpivot(on=nets, index=["horizon", "weight"], variable_name="column_name", value_name="net")
-            .group_by("horizon", bet=pl.col("column_name").str.slice(4), net=pl.col("net"))
-            .agg(sessions=pl.col("weight").sum()))
+    """prep_session_histogram.sql: net per session, per bet, as a histogram (horizon, bet, net,
+    sessions): the ranges' merged histogram and the blocks across their edges the merge completed."""
+    completed = pl.concat([
+        histogram.select(horizon=pl.lit("round"), *nets, weight=pl.col("weight").cast(pl.Int64)),
+        edges.filter(pl.col("rounds") == pl.col("size"))
+        .select(session_horizon(pl.col("size")), *nets, weight=pl.lit(1, pl.Int64)),
+    ], how="diagonal_relaxed")
+    long = (completed.unpivot(on=nets, index=["horizon", "weight"], variable_name="column_name", value_name="net")
+            .select("horizon", bet=pl.col("column_name").str.slice(4), net=pl.col("net").cast(SESSION),
+                    weight="weight"))
+    return (pl.concat([long, sessions_.select("horizon", "bet", "net", weight="sessions")])
+            .group_by("horizon", "bet", "net").agg(sessions=pl.col("weight").sum()))
 
 
 # --- the marts ----------------------------------------------------------------------------------
 
 def outcome_summary(totals: pl.LazyFrame, exact_outcomes: pl.LazyFrame) -> pl.LazyFrame:
     """outcome_summary.sql"""
-    summed = totals.select(rounds=pl.col("rounds").sum(), shoes=pl.len().cast(pl.Int64),
+    summed = totals.select(rounds=pl.col("rounds").sum(), shoes=pl.col("shoes").sum().cast(pl.Int64),
                            B=pl.col("banker_wins").sum(), P=pl.col("player_wins").sum(),
                            T=pl.col("ties").sum())
     counts = summed.unpivot(on=["B", "P", "T"], index=["rounds", "shoes"], variable_name="outcome",
@@ -150,19 +115,15 @@ def payout_variance(sessions: pl.LazyFrame) -> pl.LazyFrame:
             .sort("bet", _order("horizon", HORIZONS)))
 
 
-def ev_convergence(opening: pl.LazyFrame, blocks_: pl.LazyFrame, checkpoints: pl.LazyFrame,
+def ev_convergence(opening: pl.LazyFrame, running_nets: pl.LazyFrame, checkpoints: pl.LazyFrame,
                    exact_bets: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
     """ev_convergence.sql: running EV at the checkpoints; below 100 rounds from the run's first
-    rounds (opening), then from whole blocks, and at the run's last round."""
-    running_nets = [pl.col(n).cum_sum() for n in nets]
+    rounds (opening), then from the ranges' merged nets before each checkpoint."""
     first_rounds = (opening.sort("run_row")
-                    .select(rounds=pl.col("run_row") + 1, *running_nets)
+                    .select(rounds=pl.col("run_row") + 1, *[pl.col(n).cum_sum() for n in nets])
                     .filter(pl.col("rounds") < 100))
-    whole_blocks = (blocks_.filter(pl.col("rounds") == 100).sort("block")
-                    .select(rounds=100 * (pl.col("block") + 1), *running_nets))
-    last = blocks_.select(pl.col("rounds").sum(), *_sum_nets(nets)).filter(pl.col("rounds") > 0)  # NULL if none
-    running = pl.concat([first_rounds, whole_blocks, last], how="diagonal_relaxed")
-    at_checkpoints = running.join(checkpoints, on="rounds", how="semi").unique()
+    running = pl.concat([first_rounds, running_nets.select(rounds="checkpoint", *nets)], how="diagonal_relaxed")
+    at_checkpoints = running.join(checkpoints, on="rounds", how="semi")
     long = at_checkpoints.unpivot(on=nets, index="rounds", variable_name="column_name", value_name="net")
     band = 1.96 * pl.col("sd") / pl.col("rounds").cast(pl.Float64).sqrt()
     return (long.with_columns(bet=pl.col("column_name").str.slice(4)).join(exact_bets, on="bet")
@@ -195,22 +156,9 @@ def streaks(groups: pl.LazyFrame, exact_outcomes: pl.LazyFrame) -> pl.LazyFrame:
             .sort("side", "length"))
 
 
-def longest_streaks(totals: pl.LazyFrame) -> pl.LazyFrame:
+def longest_streaks(counts: pl.LazyFrame) -> pl.LazyFrame:
     """longest_streaks.sql: the longest streak of each side per shoe (0: none), over shoes."""
-    longest = totals.select(B="longest_banker_streak", P="longest_player_streak", T="longest_tie_streak").unpivot(
-        on=["B", "P", "T"], variable_name="side", value_name="longest")
-    return (longest.group_by("side", "longest").agg(shoes=pl.len().cast(pl.Int64))
-            .with_columns(share=_share("shoes", "side"))
-            .sort("side", "longest"))
-
-
-def shoe_summary(totals: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
-    """shoe_summary.sql: one row per shoe."""
-    return (totals.sort("shoe_id")
-            .select("shoe_id", "rounds", "banker_wins", "player_wins", "ties", "naturals",
-                    "player_pairs", "banker_pairs", "longest_banker_streak", "longest_player_streak",
-                    "big_road_columns", pl.max_horizontal(pl.col("big_road_columns") - 1, 0).alias("chops"),
-                    *nets))
+    return counts.select("side", "longest", "shoes", share=_share("shoes", "side")).sort("side", "longest")
 
 
 def _entries(big_road: pl.LazyFrame, derived: pl.LazyFrame, *columns: str) -> pl.LazyFrame:
@@ -279,53 +227,14 @@ def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame
 
 # --- the run ------------------------------------------------------------------------------------
 
-def arrow_table(frame: pl.DataFrame) -> pa.Table:
-    """Arrow, with plain strings (as DuckDB gives) rather than Polars' large strings."""
-    table = frame.to_arrow()
-    schema = pa.schema([pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type)
-                        or pa.types.is_string_view(f.type) else f for f in table.schema])
-    return table.cast(schema)
-
-
-def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row: bool) -> pl.LazyFrame:
-    """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0
-    (as range_views.rounds_views on a local OUT: the files are in shoe order, the runs row counts their rows)."""
-    frames = []
-    for file in files:
-        index = {"row_index_name": "run_row", "row_index_offset": file.offset} if run_row else {}
-        frame = pl.scan_parquet(file.path, hive_partitioning=False, storage_options=options, **index)
-        if run_row:
-            frame = frame.with_columns(pl.col("run_row").cast(pl.Int64))
-        frames.append(frame if file.whole else frame.filter(pl.col("shoe_id").is_between(shoes.first, shoes.last - 1)))
-    return pl.concat(frames)
-
-
-def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
-    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables."""
-    options = run.out.polars_options()
-    rounds = range_scan(shoes.rounds, shoes, options, run_row=True)
-    nets = _nets(rounds)
-    outcomes = rounds.select("shoe_id", "round", "outcome")
-    opening = shoes.opening()
-    queries = {
-        "shoe_totals": shoe_totals(range_scan(shoes.shoes, shoes, options, run_row=False)),
-        "blocks": blocks(rounds, nets),
-        "round_groups": round_groups(rounds, nets),
-        "opening": (range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
-        .filter(pl.col("run_row") < OPENING_ROUNDS).select("run_row", *nets),
-        "road_outcomes": outcomes.filter(pl.col("shoe_id") < int(sample_shoes)) if sample_shoes else outcomes,
-    }
-    # Each scan of every round runs alone on the streaming engine: collected together, queries
-    # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
-    return {name: arrow_table(query.collect(engine="streaming")) for name, query in queries.items()}
-
-
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run from its merged partials, as Arrow tables (before the contract's run_id and
-    rules columns). Roads are drawn cell by cell for the first `road_cells_shoes` shoes; the road
-    statistics (colours, column lengths, patterns) cover the first `road_stats_shoes` (0: every shoe)."""
-    totals, blocks_, groups, opening, outcomes = (pl.from_arrow(merged[name]).lazy() for name in MERGED)
-    nets = _nets(blocks_)
+    """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
+    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
+    first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
+    `road_stats_shoes` (0: every shoe)."""
+    frames = {name: pl.from_arrow(table).lazy() for name, table in merged.items()}
+    groups, outcomes = frames["round_groups"], frames["road_outcomes"]
+    nets = nets_of(frames["session_edges"])
     exact_outcomes = pl.from_arrow(run.exact_outcomes()).lazy()
     exact_bets = pl.from_arrow(run.exact_bets()).lazy()
     checkpoints = pl.from_arrow(run.checkpoints()).lazy().select(pl.col("rounds").cast(pl.Int64))
@@ -334,24 +243,24 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
     big = roads_polars.big_road(sample).collect().lazy()
     der = roads_polars.derived(big).collect().lazy()
     histogram = round_histogram(groups, nets).collect().lazy()
-    sessions = session_histogram(histogram, totals, blocks_, nets).collect().lazy()
+    sessions = session_histogram(histogram, frames["sessions"], frames["session_edges"], nets).collect().lazy()
     marts = {
-        "ev_convergence": ev_convergence(opening, blocks_, checkpoints, exact_bets, nets),
-        "outcome_summary": outcome_summary(totals, exact_outcomes),
+        "ev_convergence": ev_convergence(frames["opening"], frames["running_nets"], checkpoints, exact_bets, nets),
+        "outcome_summary": outcome_summary(frames["outcome_totals"], exact_outcomes),
         "streaks": streaks(groups, exact_outcomes),
         "bet_performance": bet_performance(sessions, exact_bets),
         "payout_variance": payout_variance(sessions),
-        "longest_streaks": longest_streaks(totals),
-        "shoe_summary": shoe_summary(totals, nets),
+        "longest_streaks": longest_streaks(frames["longest_counts"]),
         "road_colours": road_colours(big, der),
         "road_column_lengths": road_column_lengths(big, der),
         "road_patterns": road_patterns(big, der),
     }
     tables |= {name: arrow_table(frame) for name, frame in zip(marts, pl.collect_all(list(marts.values())))}
-    return {name: tables[name] for name in MARTS}
+    return {name: tables[name] for name in MARTS if name not in WRITTEN_BY_RANGES}
 
 
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals)."""
+                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
+    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals); shoe_summary
+    as the files its range tasks wrote."""
     return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)

@@ -7,6 +7,8 @@ runs row records, so that the engines read local files and no object's bytes cro
 (local_range). docs/marts-and-roads.md, "On a cluster"."""
 
 import contextlib
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -15,28 +17,37 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.marts.inputs import RunInput
+from pipeline.marts.publish import WrittenMart
 from pipeline.runs import FileEntry, repair_command
 from pipeline.tasks import part_shoes, shoe_ranges
 
 # How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
-# column starting with it) and how (a pyarrow aggregation); the others are its key. A partial with none
-# merged has each key in one range.
+# column starting with it) and how (a pyarrow aggregation); the others are its key (none: one row). A
+# partial with none merged has each key in one range. Every partial's rows are bounded by the run's
+# distinct values (nets, streak lengths, checkpoints), never by its shoes, but for the file entries and
+# the road outcomes of the shoes the roads are built for.
 MERGED = {
-    "shoe_totals": {},  # one row per shoe, and a shoe lies in one range
-    "blocks": {"rounds": "sum", "net_": "sum"},  # a block of 100 rounds (by run_row) may straddle two ranges
+    "outcome_totals": {"rounds": "sum", "shoes": "sum", "banker_wins": "sum", "player_wins": "sum", "ties": "sum"},
+    "longest_counts": {"shoes": "sum"},  # shoes per side and longest streak
+    "sessions": {"sessions": "sum"},  # shoes and the 100- and 1,000-round sessions wholly inside a range
+    "session_edges": {"rounds": "sum", "net_": "sum"},  # blocks across a range's edges, by size and block
+    "running_nets": {"rounds": "sum", "net_": "sum"},  # nets before each checkpoint of 100 rounds or more
     "round_groups": {"weight": "sum"},  # streak indexes end with their shoe
     "opening": {},  # the run's first 100 rounds, by run_row
     "road_outcomes": {},  # the outcomes of the shoes the roads are built for, by shoe and round
+    "shoe_summary": {},  # the file of the mart's rows each range's task wrote: path, size, rows
 }
-# A co-moment about its group's mean, m2_<x> (of x with itself) or m2_<x>_<y>, beside the group's
-# `rounds` and sum_<x>, sum_<y>: merged by Chan, Golub and LeVeque's rule, so that a variance or a
-# correlation is not the small difference of two large raw sums.
-CENTRED = "centred"
-# The composition marts' partials (sql/prep_ev_groups.sql, prep_perfect_shoes.sql, prep_count_levels.sql).
+WRITTEN_BY_RANGES = ("shoe_summary",)  # marts of one row per shoe: the range tasks write their files
+# A co-moment about its group's mean, m2_<x> (of x with itself) or m2_<x>_<y>, beside the group's count
+# (the column named after CENTRED) and sum_<x>, sum_<y>: merged by Chan, Golub and LeVeque's rule, so
+# that a variance or a correlation is not the small difference of two large raw sums.
+CENTRED = "centred over "
+# The composition marts' partials (sql/prep_ev_groups.sql, prep_perfect_bets.sql, prep_count_levels.sql).
 COMPOSITION_MERGED = {
     "ev_groups": {"rounds": "sum"},  # rounds per bet, depth bucket and exact EV
-    "perfect_shoes": {},  # per bet and shoe
-    "count_levels": {"rounds": "sum", "sum_": "sum", "m2_": CENTRED, "min_": "min", "max_": "max"},
+    "perfect_bets": {"shoes": "sum", "rounds": "sum", "rounds_bet": "sum", "expected": "sum", "sum_": "sum",
+                     "m2_": CENTRED + "shoes"},
+    "count_levels": {"rounds": "sum", "sum_": "sum", "m2_": CENTRED + "rounds", "min_": "min", "max_": "max"},
 }
 OPENING_ROUNDS = 100  # ev_convergence.sql: checkpoints below 100 rounds read single rounds
 
@@ -58,6 +69,11 @@ class ShoeRange:
     rounds: tuple[RangeFile, ...]
     shoes: tuple[RangeFile, ...]
     threads: int | None = None
+    build: str = ""  # the build's id: the files the range's task writes carry it
+
+    def file_name(self) -> str:
+        """The name of a file the range's task writes: a retried task writes the same bytes under it."""
+        return f"part-{self.build}-shoes-{self.first}-{self.last}.parquet"
 
     def opening(self) -> tuple[RangeFile, ...]:
         """The range's rounds files that hold any of the run's first 100 rounds."""
@@ -74,10 +90,16 @@ def _range_files(run: RunInput, table: str, first: int, last: int) -> tuple[Rang
     return tuple(files)
 
 
-def plan_ranges(run: RunInput, ranges: int) -> list[ShoeRange]:
+def plan_ranges(run: RunInput, ranges: int, build: str = "") -> list[ShoeRange]:
     """The run's shoes in `ranges` contiguous ranges of whole shoes (fewer when the run has fewer shoes)."""
-    return [ShoeRange(first, last, _range_files(run, "rounds", first, last), _range_files(run, "shoes", first, last))
+    return [ShoeRange(first, last, _range_files(run, "rounds", first, last), _range_files(run, "shoes", first, last),
+                      build=build)
             for first, last in shoe_ranges(run.record.shoes, ranges)]
+
+
+def build_id() -> str:
+    """A new build's id, unique to it: its time in milliseconds and a random part."""
+    return f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
 
 
 def road_sample_shoes(road_cells_shoes: int, road_stats_shoes: int) -> int:
@@ -100,19 +122,21 @@ def merge(merging: dict[str, str], tables: list[pa.Table]) -> pa.Table:
     if len(tables) == 1 or not merged:
         return table
     keys = [column for column in table.column_names if column not in merged]
-    summed = [(column, "sum" if how == CENTRED else how) for column, how in merged.items()]
+    summed = [(column, "sum" if how.startswith(CENTRED) else how) for column, how in merged.items()]
     grouped = table.group_by(keys, use_threads=False).aggregate(summed).rename_columns(keys + list(merged))
-    if centred := [column for column, how in merged.items() if how == CENTRED]:
-        grouped = _add_spread_of_means(table, grouped, keys, centred)
+    if centred := [column for column, how in merged.items() if how.startswith(CENTRED)]:
+        [count] = {merged[column].removeprefix(CENTRED) for column in centred}
+        grouped = _add_spread_of_means(table, grouped, keys, centred, count)
     return grouped.select(table.column_names).cast(table.schema)
 
 
-def _add_spread_of_means(table: pa.Table, grouped: pa.Table, keys: list[str], centred: list[str]) -> pa.Table:
+def _add_spread_of_means(table: pa.Table, grouped: pa.Table, keys: list[str], centred: list[str],
+                         count: str) -> pa.Table:
     """The merged co-moments: to the summed m2_<x>_<y> of the parts, add sum(n (x_i - x)(y_i - y)) over
-    the parts, with x_i a part's mean of x (sum_<x> / rounds) and x the group's."""
-    totals = grouped.select(keys + ["rounds", *{f"sum_{v}" for c in centred for v in _variables(c)}])
+    the parts, with n a part's `count`, x_i its mean of x (sum_<x> / n) and x the group's."""
+    totals = grouped.select(keys + [count, *{f"sum_{v}" for c in centred for v in _variables(c)}])
     parts = table.join(totals.rename_columns(keys + [f"group_{c}" for c in totals.column_names[len(keys):]]), keys)
-    rounds, group_rounds = (pc.cast(parts[name], pa.float64()) for name in ("rounds", "group_rounds"))
+    rounds, group_rounds = (pc.cast(parts[name], pa.float64()) for name in (count, f"group_{count}"))
 
     def deviation(variable: str) -> pa.Array:
         return pc.subtract(pc.divide(parts[f"sum_{variable}"], rounds),
@@ -158,47 +182,49 @@ def _moved(files: tuple[RangeFile, ...], copies: dict[str, tuple[str, str]]) -> 
 
 @contextlib.contextmanager
 def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ()) \
-        -> Iterator[tuple[RunInput, ShoeRange, tuple[str, ...]]]:
-    """The run, the range and the run's round_ev files (reader paths) as the range's task reads them:
-    unchanged on a local OUT; else the run on a local folder holding copies of the range's files (its
-    rounds and shoes files, or with round_ev files its rounds and those), each rounds and shoes copy
-    checked against its runs row (an OSError naming the file and the repair)."""
+        -> Iterator[tuple[ShoeRange, tuple[str, ...]]]:
+    """The range and the run's round_ev files (reader paths) as the range's task reads them: unchanged on
+    a local OUT; else copies of the range's files in a local folder (its rounds and shoes files, or with
+    round_ev files its rounds and those), each rounds and shoes copy checked against its runs row (an
+    OSError naming the file and the repair). What the task writes still goes to the run's store."""
     if run.out.is_local:
-        yield run, shoes, round_ev
+        yield shoes, round_ev
         return
     # a range no round_ev file holds still reads one, whose columns its empty relation takes
     round_ev = tuple(path for path in round_ev if _holds_range(path, shoes)) or round_ev[:1]
     held = shoes.rounds + (() if round_ev else shoes.shoes)  # the composition partials read no shoes rows
     wanted = list(dict.fromkeys([file.path for file in held] + list(round_ev)))
     recorded = {run.out.reader_path(entry.path): entry.sha256 for entry in run.record.files}
-    with run.out.local_copies(wanted) as (folder, copies):
+    with run.out.local_copies(wanted) as copies:
         for path, (_, digest) in copies.items():
             if path in recorded and digest != recorded[path]:
                 raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
                               f"repair: {repair_command(run.out, run.record)}")
         local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=() if round_ev else _moved(shoes.shoes, copies))
-        yield replace(run, out=folder), local, tuple(copies[path][0] for path in round_ev)
+        yield local, tuple(copies[path][0] for path in round_ev)
 
 
 def _marts_of_range(partials_of: Callable, run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
-    with local_range(run, shoes) as (run_here, shoes_here, _):
-        return partials_of(run_here, shoes_here, sample_shoes=sample_shoes)
+    with local_range(run, shoes) as (shoes_here, _):
+        return partials_of(run, shoes_here, sample_shoes=sample_shoes)
 
 
 def _composition_of_range(partials_of: Callable, run: RunInput, round_ev: tuple[str, ...],
                           shoes: ShoeRange) -> dict[str, pa.Table]:
-    with local_range(run, shoes, round_ev) as (run_here, shoes_here, round_ev_here):
-        return partials_of(run_here, round_ev_here, shoes_here)
+    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here):
+        return partials_of(run, round_ev_here, shoes_here)
 
 
 def build_from_partials(partials_of: Callable, finals: Callable, run: RunInput, road_cells_shoes: int,
-                        road_stats_shoes: int, ranges: int = 1, run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
+                        road_stats_shoes: int, ranges: int = 1,
+                        run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
     """The marts of a run from an engine's partials_of(run, shoes, sample_shoes) over `ranges` shoe
     ranges, run by run_ranges, merged here, and the engine's finals(run, merged, road_cells_shoes,
-    road_stats_shoes)."""
+    road_stats_shoes); the marts the range tasks wrote (WRITTEN_BY_RANGES) as their files."""
     task = partial(_marts_of_range, partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
-    merged = merge_partials(run_ranges(task, plan_ranges(run, ranges)), MERGED)
-    return finals(run, merged, road_cells_shoes, road_stats_shoes)
+    merged = merge_partials(run_ranges(task, plan_ranges(run, ranges, build_id())), MERGED)
+    written = {name: WrittenMart(tuple(merged.pop(name).to_pylist())) for name in WRITTEN_BY_RANGES}
+    return finals(run, merged, road_cells_shoes, road_stats_shoes) | written
 
 
 def build_composition_from_partials(partials_of: Callable, finals: Callable, run: RunInput, round_ev: list[str],

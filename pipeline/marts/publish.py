@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_M
 from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, sql_list, sql_string
 from pipeline.runs import DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
-from pipeline.storage import STALE_SECONDS, WAREHOUSE, Store
+from pipeline.storage import STALE_SECONDS, WAREHOUSE, StorageError, Store
 
 
 def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
@@ -43,19 +44,37 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def write_marts(run: RunInput, tables: dict[str, pa.Table]) -> None:
-    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole. A
-    composition or system mart missing from `tables` (the run has no round_ev or sessions rows) keeps
-    none of the run's rows. The marts are separate Delta tables, so their commits run side by side (on an
-    object store each is a few round trips)."""
+@dataclass(frozen=True)
+class WrittenMart:
+    """A mart's rows of one run as files already written, conformed and not committed (write_part): each
+    file's path under OUT, size and rows."""
+
+    files: tuple[dict, ...]
+
+
+def write_part(run: RunInput, name: str, rows: pa.Table, file_name: str) -> pa.Table:
+    """Write part of mart `name`'s rows of one run, conformed to its contract, as file `file_name` of the
+    run, not committed; its entry (path, size, rows) as a one-row table."""
+    written = run.out.write_file(contract(name).table, run.run_id, file_name, conform(rows, name, run))
+    return pa.Table.from_pylist([written], pa.schema({"path": pa.string(), "size": pa.int64(), "rows": pa.int64()}))
+
+
+def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> None:
+    """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole (a
+    WrittenMart by its files, once every mart's files are found whole). A composition or system mart
+    missing from `tables` (the run has no round_ev or sessions rows) keeps none of the run's rows. The
+    marts are separate Delta tables, so their commits run side by side (on an object store each is a few
+    round trips)."""
     built = int(datetime.now(UTC).timestamp() * 1000)
-    transaction = (f"baccarat-marts:{run.run_id}", built)
+    written = [file for mart in tables.values() if isinstance(mart, WrittenMart) for file in mart.files]
+    try:
+        run.out.check_written(written)
+    except StorageError as error:
+        raise StorageError(f"the marts of run {run.run_id!r} were not committed: {error}") from None
 
     def commit(name: str) -> None:
         if name in tables:
-            run.out.write_and_commit(contract(name).table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
-                                     conform(tables[name], name, run), contract(name).table_schema(tuple(BET_KINDS)),
-                                     transaction)
+            _commit(run, name, tables[name], built)
         elif name in COMPOSITION_MARTS + SYSTEM_MARTS:
             _drop(run.out, name, run.run_id, built)
 
@@ -67,6 +86,16 @@ def _each_at_once(work, names: tuple[str, ...]) -> None:
     with ThreadPoolExecutor(len(names)) as pool:
         for done in [pool.submit(work, name) for name in names]:
             done.result()
+
+
+def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) -> None:
+    table, schema = contract(name).table, contract(name).table_schema(tuple(BET_KINDS))
+    transaction = (f"baccarat-marts:{run.run_id}", built)
+    if isinstance(mart, WrittenMart):
+        run.out.commit_partition(table, run.run_id, list(mart.files), schema, transaction)
+    else:
+        run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
+                                 conform(mart, name, run), schema, transaction)
 
 
 def drop_marts(out: Store, run_id: str) -> None:
@@ -180,7 +209,7 @@ def _read_here(out: Store, reader_paths: list[str]) -> Iterator[dict[str, str]]:
     if out.is_local:
         yield {path: path for path in reader_paths}
         return
-    with out.local_copies(reader_paths) as (_, copies):
+    with out.local_copies(reader_paths) as copies:
         yield {path: copy for path, (copy, _) in copies.items()}
 
 

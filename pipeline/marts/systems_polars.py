@@ -9,7 +9,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.marts.inputs import SYSTEM_MARTS, RunInput, rated_endings
-from pipeline.marts.marts_polars import arrow_table
+from pipeline.marts.partials_polars import arrow_table
 
 Z95 = 1.96
 PERCENTILES = {"p05": 5, "p25": 25, "p50": 50, "p75": 75, "p95": 95}

@@ -162,15 +162,19 @@ class DeltaTables:
             delta = self.delta_table(table)
         return delta
 
-    def write_and_commit(self, table: str, run_id: str, name: str, rows: pa.Table, schema: pa.Schema,
-                         transaction: tuple[str, int]) -> int:
+    def write_file(self, table: str, run_id: str, name: str, rows: pa.Table) -> dict:
         """Write `rows` as one file of run `run_id` (without the partition column, which Delta keeps in
-        the log) and commit it in place of the run's earlier files; returns the table's version."""
+        the log), not committed; returns its entry (path under OUT, size, rows) for commit_partition."""
         with self._errors("is not writable"), self.create_file(table, run_id, name) as stream:
             pq.write_table(rows.drop_columns([c for c in rows.column_names if c == partition_column()]), stream,
                            compression="zstd")
-        file = {"path": stream.path, "size": stream.size, "rows": rows.num_rows}
-        return self.commit_partition(table, run_id, [file], schema, transaction)
+        return {"path": stream.path, "size": stream.size, "rows": rows.num_rows}
+
+    def write_and_commit(self, table: str, run_id: str, name: str, rows: pa.Table, schema: pa.Schema,
+                         transaction: tuple[str, int]) -> int:
+        """Write `rows` as one file of run `run_id` and commit it in place of the run's earlier files;
+        returns the table's version."""
+        return self.commit_partition(table, run_id, [self.write_file(table, run_id, name, rows)], schema, transaction)
 
     def vacuum(self, table: str, retention_hours: int, dry_run: bool, keep_versions: list[int]) -> list[str]:
         """Remove the files of a table that no current row and no version in `keep_versions` needs,

@@ -94,6 +94,15 @@ class DataFiles:
                 if f".{job}." in leftover.name or leftover.stat().st_mtime < stale:
                     leftover.unlink()
 
+    def check_written(self, files: list[dict]) -> None:
+        """Every file (path under OUT, size) is in the store with the size its writer recorded; else a
+        one-line StorageError naming the first that is not."""
+        for entry, size in zip(files, self.file_sizes([f["path"] for f in files])):
+            if size != entry["size"]:
+                found = "is missing" if size is None else f"holds {size:,} bytes"
+                raise StorageError(f"{self.location(entry['path'])} {found}, its task wrote {entry['size']:,}; "
+                                   "run the command again to write it again")
+
     def sha256(self, relative: str) -> str | None:
         """The SHA-256 of the file at `relative` under OUT, or None when it does not exist."""
         digest = hashlib.sha256()
@@ -108,11 +117,11 @@ class DataFiles:
         return digest.hexdigest()
 
     @contextlib.contextmanager
-    def local_copies(self, reader_paths: list[str]) -> Iterator[tuple["DataFiles", dict[str, tuple[str, str]]]]:
+    def local_copies(self, reader_paths: list[str]) -> Iterator[dict[str, tuple[str, str]]]:
         """Copies of OUT's files at `reader_paths` (as reader_path gives them) in a new local folder laid
         out as OUT, each fetched whole with one request and hashed while copied, so that a reader gets
-        its bytes once: (the folder as a store, {reader path: (the copy's reader path, its SHA-256)}).
-        The folder is removed afterwards. An object that cannot be read is an OSError naming it."""
+        its bytes once: {reader path: (the copy's local path, its SHA-256)}. The folder is removed
+        afterwards. An object that cannot be read is an OSError naming it."""
         with tempfile.TemporaryDirectory(prefix="baccarat-copies-") as folder:
             copies = type(self).parse(folder)
 
@@ -133,5 +142,5 @@ class DataFiles:
 
             with ThreadPoolExecutor(min(8, max(1, len(reader_paths)))) as pool:  # reading releases the GIL
                 copied = dict(zip(reader_paths, pool.map(copy, reader_paths)))
-            yield copies, copied
+            yield copied
 

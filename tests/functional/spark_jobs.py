@@ -3,10 +3,12 @@
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 
 from pipeline.cli import main
 from pipeline.games.pairs import strategy_pair
 from pipeline.jobs import already_committed, run_job
+from pipeline.marts.publish import WrittenMart
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import RunRecord, read_run
 from pipeline.simulate import job
@@ -39,3 +41,14 @@ def read_table(out: Path | str, run_id: str, table: str) -> pl.DataFrame:
     paths = [store.reader_path(f.path) for f in read_run(store, run_id).files_of(table)]
     return pl.concat([pl.read_parquet(p, hive_partitioning=False, storage_options=store.polars_options())
                       for p in paths])
+
+
+def built_tables(out: Store, marts: dict) -> dict[str, pa.Table]:
+    """Built marts as tables: a mart the range tasks wrote (WrittenMart) as the rows of its files, in
+    range order, as they are committed (conformed, without the run_id Delta keeps in its log)."""
+    def rows(mart) -> pa.Table:
+        if not isinstance(mart, WrittenMart):
+            return mart
+        return out.parquet_dataset([out.reader_path(f["path"]) for f in mart.files]).to_table()
+
+    return {name: rows(mart) for name, mart in marts.items()}

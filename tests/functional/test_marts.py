@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from spark_jobs import simulate
+from spark_jobs import built_tables, simulate
 from deltalake import DeltaTable
 
 from pipeline.bets import BET_KINDS
@@ -44,7 +44,8 @@ def million(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("million")
     record = simulate(spark, out, seed=424242, shoes=12_500, partitions=4)
     run = load_run(Store.parse(str(out)), record.run_id)
-    return run, {name: pl.from_arrow(table) for name, table in build_marts(Engine.duckdb, run, 20, 0).items()}
+    built = built_tables(run.out, build_marts(Engine.duckdb, run, 20, 0))
+    return run, {name: pl.from_arrow(table) for name, table in built.items()}
 
 
 def test_outcome_shares_agree_with_the_exact_odds(million):

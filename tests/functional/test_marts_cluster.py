@@ -15,7 +15,7 @@ import time
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_jobs import simulate
+from spark_jobs import built_tables, simulate
 from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
@@ -61,7 +61,7 @@ def one_process(runs):
     def one(rules: str, engine: Engine):
         if (rules, engine) not in built:
             run, road_stats_shoes = runs[rules]
-            built[rules, engine] = build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes)
+            built[rules, engine] = built_tables(run.out, build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes))
         return built[rules, engine]
 
     return one
@@ -80,7 +80,8 @@ def assert_same_marts(built: dict, expected: dict) -> None:
 @pytest.mark.parametrize("rules", [rules for rules, *_ in RUNS])
 def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one_process, rules, engine, ranges):
     run, road_stats_shoes = runs[rules]
-    built = build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes, ranges, spark_ranges(spark.sparkContext))
+    built = built_tables(run.out, build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes, ranges,
+                                              spark_ranges(spark.sparkContext)))
     expected = one_process(rules, engine)
     assert set(expected) == set(MARTS) | (set(COMPOSITION_MARTS) if rules == "ez_baccarat" else set())
     assert all(table.num_rows > 0 for table in expected.values())
@@ -104,33 +105,38 @@ def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
     assert spark_ranges(spark.sparkContext)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
 
 
-def test_sessions_straddling_two_ranges_are_summed_from_both(runs):
+def test_sessions_straddling_two_ranges_are_completed_by_the_merge(runs):
+    """A range sends its 100- and 1,000-round sessions that lie wholly inside it as a histogram and the
+    blocks across its edges; merged, the blocks that straddle two ranges complete every session but the
+    run's last."""
     run, road_stats_shoes = runs["punto_banco"]
     sample = road_sample_shoes(ROAD_CELLS_SHOES, road_stats_shoes)
     ranges = plan_ranges(run, 7)
     assert len(ranges) == 7 and ranges[0].first == 0 and ranges[-1].last == run.record.shoes
-    blocks = [partials(run, shoes, sample)["blocks"] for shoes in ranges]
-    merged = merge(MERGED["blocks"], blocks)
-    assert sum(table.num_rows for table in blocks) > merged.num_rows  # some blocks were in two ranges
-    assert sorted(merged["block"].to_pylist()) == list(range(merged.num_rows))
-    assert merged["rounds"].to_pylist().count(100) == run.record.rounds // 100
+    results = [partials(run, shoes, sample) for shoes in ranges]
+    edges = merge(MERGED["session_edges"], [result["session_edges"] for result in results])
+    assert sum(result["session_edges"].num_rows for result in results) > edges.num_rows  # some were in two ranges
+    inside = pl.from_arrow(merge(MERGED["sessions"], [result["sessions"] for result in results]))
+    for size in (100, 1000):
+        completed = pl.from_arrow(edges).filter(size=size, rounds=size).height
+        whole = inside.filter(horizon=f"session_{size}", bet="banker")["sessions"].sum()
+        assert completed > 0 and whole + completed == run.record.rounds // size
 
 
 @pytest.mark.parametrize("engine", list(Engine))
 def test_composition_partials_of_several_ranges_merge_by_key(runs, engine):
     """ez baccarat's round_ev rows lie in three of its ranges: each range's count levels and EV groups
-    are partial sums, fewer rows once merged; each shoe's perfect play lies in one range."""
+    are partial sums, and so are the perfect-play sums of each bet: fewer rows once merged."""
     run, _ = runs["ez_baccarat"]
     chosen = composition_duckdb if engine is Engine.duckdb else composition_polars
     round_ev = tuple(run.added_files("round_ev"))
     results = [chosen.partials(run, round_ev, shoes) for shoes in plan_ranges(run, 3)]
-    assert all(result["perfect_shoes"].num_rows > 0 for result in results)
+    assert all(result["perfect_bets"].num_rows > 0 for result in results)
     for name, merging in COMPOSITION_MERGED.items():
         merged = merge(merging, [result[name] for result in results])
-        together = sum(result[name].num_rows for result in results)
-        assert merged.num_rows == together if name == "perfect_shoes" else merged.num_rows < together, name
-    shoes = merge({}, [result["perfect_shoes"] for result in results])["shoe_id"].to_pylist()
-    assert sorted(set(shoes)) == list(range(ROUND_EV_SHOES))
+        assert merged.num_rows < sum(result[name].num_rows for result in results), name
+    bets = merge(COMPOSITION_MERGED["perfect_bets"], [result["perfect_bets"] for result in results])
+    assert set(bets["shoes"].to_pylist()) == {ROUND_EV_SHOES}
 
 
 def test_the_command_on_spark_commits_the_marts_of_the_single_process_command(cli, runs, tmp_path):

@@ -6,7 +6,7 @@ import uuid
 
 import pyarrow.fs as pafs
 import pytest
-from spark_jobs import simulate
+from spark_jobs import built_tables, simulate
 from test_marts_cluster import ROAD_CELLS_SHOES, assert_same_marts
 
 from pipeline import duckdb_files
@@ -45,8 +45,8 @@ def test_marts_of_ranges_read_from_a_bucket_equal_those_of_its_local_copy(bucket
 
     monkeypatch.setattr(duckdb_files.PositionalFile, "read", no_python_reads)
     in_bucket, on_disk = bucket_run
-    built = build_marts(engine, in_bucket, ROAD_CELLS_SHOES, 0, ranges=3)
-    expected = build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)
+    built = built_tables(in_bucket.out, build_marts(engine, in_bucket, ROAD_CELLS_SHOES, 0, ranges=3))
+    expected = built_tables(on_disk.out, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0))
     assert set(expected) == set(MARTS) | set(COMPOSITION_MARTS)
     assert all(table.num_rows > 0 for table in expected.values())
     assert_same_marts(built, expected)
@@ -74,13 +74,13 @@ def test_the_marts_read_every_byte_of_a_run_in_a_bucket_twice_a_checksum_pass_th
     objects = [copy.fs_path(entry.path) for entry in run.record.files] + [
         path.removeprefix("s3://") for path in run.added_files("round_ev")]
     served_before = len(s3_log.read_text().splitlines())
-    built = build_marts(engine, run, ROAD_CELLS_SHOES, 0)
+    built = built_tables(copy, build_marts(engine, run, ROAD_CELLS_SHOES, 0))
     served = s3_log.read_text().splitlines()[served_before:]
     fetched = {path: sum(f"GET /{path} " in line for line in served) for path in objects}
     # the marts' tasks read rounds and shoes; the composition marts' tasks rounds again, and round_ev files
     # once their footers are checked against the contract
     assert fetched == {path: 1 if "/shoes/" in path else 2 for path in objects}
-    assert_same_marts(built, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0))
+    assert_same_marts(built, built_tables(on_disk.out, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)))
 
 
 def test_an_object_of_a_run_in_a_bucket_that_fails_its_checksum_is_found_before_anything_is_committed(
@@ -109,9 +109,9 @@ def test_one_process_on_a_bucket_holds_one_range_of_shoes_at_a_time(bucket_run, 
     in_bucket, on_disk = bucket_run
     planned = []
 
-    def recording(run, ranges):
+    def recording(run, ranges, build=""):
         planned.append((run.out.is_local, ranges))
-        return plan_ranges(run, ranges)
+        return plan_ranges(run, ranges, build)
 
     monkeypatch.setattr(cluster, "SHOES_PER_RANGE", 25)
     monkeypatch.setattr(partials_module, "plan_ranges", recording)

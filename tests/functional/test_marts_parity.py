@@ -5,7 +5,7 @@ integers and decimals, floats within 1e-9 relative), on small runs of four rule 
 import polars as pl
 import pyarrow as pa
 import pytest
-from spark_jobs import simulate
+from spark_jobs import built_tables, simulate
 from polars.testing import assert_frame_equal
 
 from pipeline.marts import marts_duckdb, marts_polars
@@ -28,8 +28,8 @@ def marts(spark, tmp_path_factory):
     for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
         record = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
         run = load_run(Store.parse(str(out)), record.run_id)
-        built[rules] = (marts_duckdb.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes),
-                        marts_polars.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
+        built[rules] = tuple(built_tables(run.out, module.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
+                             for module in (marts_duckdb, marts_polars))
     return built
 
 

@@ -13,18 +13,28 @@ from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge, road_samp
 NET = pa.decimal128(38, 2)
 
 
-def blocks(block: list[int], rounds: list[int], net: list[str]) -> pa.Table:
-    return pa.table({"block": pa.array(block, pa.int64()), "rounds": pa.array(rounds, pa.int64()),
-                     "net_banker": pa.array([Decimal(n) for n in net], NET)})
+def edges(block: list[int], rounds: list[int], net: list[str]) -> pa.Table:
+    return pa.table({"size": pa.array([100] * len(block), pa.int32()), "block": pa.array(block, pa.int64()),
+                     "rounds": pa.array(rounds, pa.int64()), "net_banker": pa.array([Decimal(n) for n in net], NET)})
 
 
 def test_a_block_straddling_two_ranges_is_summed_from_both():
-    merged = merge(MERGED["blocks"], [blocks([0, 1], [100, 40], ["1.50", "-3.00"]), blocks([1, 2], [60, 7], ["0.95", "2.00"])])
-    assert merged.schema == blocks([], [], []).schema
+    merged = merge(MERGED["session_edges"], [edges([0, 1], [100, 40], ["1.50", "-3.00"]),
+                                             edges([1, 2], [60, 7], ["0.95", "2.00"])])
+    assert merged.schema == edges([], [], []).schema
     assert sorted(merged.to_pylist(), key=lambda row: row["block"]) == [
-        {"block": 0, "rounds": 100, "net_banker": Decimal("1.50")},
-        {"block": 1, "rounds": 100, "net_banker": Decimal("-2.05")},
-        {"block": 2, "rounds": 7, "net_banker": Decimal("2.00")}]
+        {"size": 100, "block": 0, "rounds": 100, "net_banker": Decimal("1.50")},
+        {"size": 100, "block": 1, "rounds": 100, "net_banker": Decimal("-2.05")},
+        {"size": 100, "block": 2, "rounds": 7, "net_banker": Decimal("2.00")}]
+
+
+def test_one_row_partials_sum_every_column():
+    def totals(rounds, shoes, wins):
+        return pa.table({name: pa.array([value], pa.int64()) for name, value in zip(
+            MERGED["outcome_totals"], (rounds, shoes, wins, wins + 1, 2))})
+
+    [merged] = merge(MERGED["outcome_totals"], [totals(160, 2, 70), totals(81, 1, 30)]).to_pylist()
+    assert merged == {"rounds": 241, "shoes": 3, "banker_wins": 100, "player_wins": 102, "ties": 4}
 
 
 def test_round_groups_sum_their_weights_by_every_other_column():
@@ -44,8 +54,7 @@ def test_round_groups_sum_their_weights_by_every_other_column():
 def test_partials_keyed_in_one_range_are_concatenated_in_range_order():
     first, second = (pa.table({"run_row": pa.array(rows, pa.int64())}) for rows in ([0, 1], [2]))
     assert merge(MERGED["opening"], [first, second])["run_row"].to_pylist() == [0, 1, 2]
-    assert MERGED["opening"] == MERGED["shoe_totals"] == MERGED["road_outcomes"] == {}
-    assert COMPOSITION_MERGED["perfect_shoes"] == {}
+    assert MERGED["opening"] == MERGED["shoe_summary"] == MERGED["road_outcomes"] == {}
 
 
 def test_count_levels_sum_their_sums_and_keep_the_least_and_greatest_values():
@@ -89,3 +98,21 @@ def test_count_levels_merge_their_co_moments_about_the_merged_means_without_raw_
     assert merged["m2_ev"] == pytest.approx(ev.var() * 3000, rel=1e-9)
     assert merged["m2_tc"] == pytest.approx(tc.var() * 3000, rel=1e-9)
     assert merged["m2_tc_ev"] == pytest.approx(((tc - tc.mean()) * (ev - ev.mean())).sum(), rel=1e-9)
+
+
+def test_perfect_play_merges_the_co_moment_of_the_per_shoe_net_over_shoes():
+    """perfect_bets counts shoes, not rounds: the co-moment of the per-shoe net of three ranges, merged
+    about the merged mean per shoe, is that of every shoe at once."""
+    net = np.round(np.random.default_rng(3).normal(0.4, 3.0, 50), 2)
+    parts = [slice(0, 7), slice(7, 8), slice(8, 50)]
+
+    def bets(part: slice) -> pa.Table:
+        nets = net[part]
+        return pa.table({"bet": ["dragon_7"], "shoes": pa.array([len(nets)], pa.int64()),
+                         "rounds": pa.array([80 * len(nets)], pa.int64()), "sum_net": [nets.sum()],
+                         "m2_net": [nets.var() * len(nets)]})
+
+    [merged] = merge(COMPOSITION_MERGED["perfect_bets"], [bets(part) for part in parts]).to_pylist()
+    assert (merged["shoes"], merged["rounds"]) == (50, 4000)
+    assert merged["sum_net"] == pytest.approx(net.sum(), rel=1e-12)
+    assert merged["m2_net"] == pytest.approx(net.var() * 50, rel=1e-9)

@@ -2,24 +2,19 @@
 -- 20, 50, ...; input checkpoints(rounds)) and at the run's last round, with the exact EV
 -- and its 95 % band (exact EV +- 1.96 exact SD / sqrt(n)) for funnel charts.
 -- Checkpoints below 100 read the run's opening rounds (the engine gives `opening`, the
--- rounds of the run's first file or files, at least its first 100); later ones whole blocks.
+-- rounds of the run's first file or files, at least its first 100); later ones the ranges'
+-- merged nets before each checkpoint (prep_running_nets).
 WITH first_rounds AS (
     SELECT run_row + 1 AS rounds, sum(COLUMNS('^net_')) OVER (ORDER BY run_row ROWS UNBOUNDED PRECEDING)
     FROM opening
     WHERE run_row < 100
 ),
-whole_blocks AS (
-    SELECT 100 * (block + 1) AS rounds, sum(COLUMNS('^net_')) OVER (ORDER BY block ROWS UNBOUNDED PRECEDING)
-    FROM blocks
-    WHERE rounds = 100
-),
 running AS (
     SELECT * FROM first_rounds WHERE rounds < 100
-    UNION ALL BY NAME SELECT * FROM whole_blocks
-    UNION ALL BY NAME SELECT (SELECT sum(rounds) FROM blocks) AS rounds, sum(COLUMNS('^net_')) FROM blocks
+    UNION ALL BY NAME SELECT checkpoint AS rounds, COLUMNS('^net_') FROM running_nets
 ),
 at_checkpoints AS (
-    SELECT DISTINCT running.* FROM running JOIN checkpoints USING (rounds)
+    SELECT running.* FROM running JOIN checkpoints USING (rounds)
 ),
 long AS (
     UNPIVOT at_checkpoints ON COLUMNS('^net_') INTO NAME column_name VALUE net

@@ -1,9 +1,9 @@
 -- Banker, Player and Tie: counts and shares against the exact shares for the run's rules
 -- and decks; z = (count - n p) / sqrt(n p (1 - p)).
 WITH totals AS (
-    SELECT sum(rounds) AS rounds, count(*) AS shoes,
+    SELECT sum(rounds) AS rounds, sum(shoes)::BIGINT AS shoes,
            sum(banker_wins) AS B, sum(player_wins) AS P, sum(ties) AS T
-    FROM shoe_totals
+    FROM outcome_totals
 ),
 counts AS (
     UNPIVOT totals ON B, P, T INTO NAME outcome VALUE count

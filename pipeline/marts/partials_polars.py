@@ -1,0 +1,136 @@
+"""The marts' partials in Polars over one range of a run's shoes (pipeline/marts/partials.py), as lazy
+queries that mirror the prep_*.sql files step for step, as marts_polars.py mirrors the final ones; and
+the range's file of each mart the range tasks write."""
+
+import polars as pl
+import pyarrow as pa
+
+from pipeline.marts.inputs import RunInput
+from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, ShoeRange
+from pipeline.marts.publish import write_part
+from pipeline.schemas import SHOE_TOTALS
+
+SESSION = pl.Decimal(18, 2)  # prep_sessions.sql: CAST(net AS DECIMAL(18, 2))
+SIZES = (100, 1000)  # prep_blocks.sql: rounds per block
+
+
+def nets_of(frame: pl.LazyFrame) -> list[str]:
+    """The columns DuckDB's COLUMNS('^net_') picks, in the same order."""
+    return [name for name in frame.collect_schema().names() if name.startswith("net_")]
+
+
+def sum_nets(nets: list[str]) -> list[pl.Expr]:
+    return [pl.col(net).sum() for net in nets]
+
+
+def session_horizon(size: pl.Expr) -> pl.Expr:
+    """'session_' || size"""
+    return pl.concat_str(pl.lit("session_"), size.cast(pl.String)).alias("horizon")
+
+
+def blocks(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """prep_blocks.sql: net totals of blocks of 100 and 1,000 rounds in run order (run_row)."""
+    hundreds = rounds.group_by(block=pl.col("run_row") // 100).agg(rounds=pl.len().cast(pl.Int64), *sum_nets(nets))
+    thousands = hundreds.group_by(block=pl.col("block") // 10).agg(pl.col("rounds").sum(), *sum_nets(nets))
+    return pl.concat([frame.select(size=pl.lit(size, pl.Int32), block="block", rounds="rounds", *nets)
+                      for size, frame in zip(SIZES, (hundreds, thousands))])
+
+
+def round_groups(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """prep_round_groups.sql: how many rounds had each outcome, streak index and nets."""
+    return rounds.group_by("outcome", "streak_index", *nets).agg(weight=pl.len().cast(pl.Int64))
+
+
+def outcome_totals(shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_outcome_totals.sql: the range's rounds, shoes and wins of each side, in one row."""
+    return shoes.select(rounds=pl.col("rounds").cast(pl.Int64).sum(), shoes=pl.len().cast(pl.Int64),
+                        **{side: pl.col(side).cast(pl.Int64).sum() for side in ("banker_wins", "player_wins", "ties")})
+
+
+def longest_counts(shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_longest_counts.sql: shoes per side and longest streak (0: none)."""
+    longest = shoes.select(B="longest_banker_streak", P="longest_player_streak", T="longest_tie_streak").unpivot(
+        on=["B", "P", "T"], variable_name="side", value_name="longest")
+    return longest.group_by("side", "longest").agg(shoes=pl.len().cast(pl.Int64))
+
+
+def sessions(shoes: pl.LazyFrame, blocks_: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """prep_sessions.sql: net per shoe and per session wholly inside the range, per bet, as a histogram."""
+    whole = blocks_.filter(pl.col("rounds") == pl.col("size"))
+    completed = pl.concat([shoes.select(horizon=pl.lit("shoe"), *nets),
+                           whole.select(session_horizon(pl.col("size")), *nets)], how="diagonal_relaxed")
+    return (completed.unpivot(on=nets, index="horizon", variable_name="column_name", value_name="net")
+            .group_by("horizon", bet=pl.col("column_name").str.slice(4), net=pl.col("net").cast(SESSION))
+            .agg(sessions=pl.len().cast(pl.Int64)))
+
+
+def session_edges(blocks_: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """prep_session_edges.sql: the blocks not wholly inside the range."""
+    return blocks_.filter(pl.col("rounds") < pl.col("size")).select("size", "block", "rounds", *nets)
+
+
+def running_nets(blocks_: pl.LazyFrame, checkpoints: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """prep_running_nets.sql: the range's rounds and nets before each checkpoint of 100 rounds or more."""
+    later = checkpoints.filter(pl.col("rounds") >= 100).select(checkpoint=pl.col("rounds").cast(pl.Int64))
+    return (blocks_.filter(pl.col("size") == 100).join(later, how="cross")
+            .filter(100 * pl.col("block") < pl.col("checkpoint"))
+            .group_by("checkpoint").agg(pl.col("rounds").sum(), *sum_nets(nets)))
+
+
+def shoe_summary(shoes: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
+    """shoe_summary.sql: one row per shoe."""
+    return (shoes.sort("shoe_id")
+            .select("shoe_id", pl.col("rounds").cast(pl.Int64), "banker_wins", "player_wins", "ties", "naturals",
+                    "player_pairs", "banker_pairs", "longest_banker_streak", "longest_player_streak",
+                    "big_road_columns", pl.max_horizontal(pl.col("big_road_columns") - 1, 0).alias("chops"),
+                    *nets))
+
+
+def arrow_table(frame: pl.DataFrame) -> pa.Table:
+    """Arrow, with plain strings (as DuckDB gives) rather than Polars' large strings."""
+    table = frame.to_arrow()
+    schema = pa.schema([pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type)
+                        or pa.types.is_string_view(f.type) else f for f in table.schema])
+    return table.cast(schema)
+
+
+def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row: bool) -> pl.LazyFrame:
+    """The rows of `files` for the range's shoes; with run_row, each round's place in the run from 0
+    (as range_views.rounds_views on a local OUT: the files are in shoe order, the runs row counts their rows)."""
+    frames = []
+    for file in files:
+        index = {"row_index_name": "run_row", "row_index_offset": file.offset} if run_row else {}
+        frame = pl.scan_parquet(file.path, hive_partitioning=False, storage_options=options, **index)
+        if run_row:
+            frame = frame.with_columns(pl.col("run_row").cast(pl.Int64))
+        frames.append(frame if file.whole else frame.filter(pl.col("shoe_id").is_between(shoes.first, shoes.last - 1)))
+    return pl.concat(frames)
+
+
+def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
+    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables; writes
+    its file of shoe_summary (partials.WRITTEN_BY_RANGES)."""
+    options = run.out.polars_options()
+    rounds = range_scan(shoes.rounds, shoes, options, run_row=True)
+    shoe_rows = range_scan(shoes.shoes, shoes, options, run_row=False).select(
+        "shoe_id", "rounds", *SHOE_TOTALS, pl.col("^net_.*$")).collect().lazy()
+    nets = nets_of(rounds)
+    blocks_ = blocks(rounds, nets).collect(engine="streaming").lazy()
+    outcomes = rounds.select("shoe_id", "round", "outcome")
+    opening = shoes.opening()
+    queries = {
+        "outcome_totals": outcome_totals(shoe_rows),
+        "longest_counts": longest_counts(shoe_rows),
+        "sessions": sessions(shoe_rows, blocks_, nets),
+        "session_edges": session_edges(blocks_, nets),
+        "running_nets": running_nets(blocks_, pl.from_arrow(run.checkpoints()).lazy(), nets),
+        "round_groups": round_groups(rounds, nets),
+        "opening": (range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
+        .filter(pl.col("run_row") < OPENING_ROUNDS).select("run_row", *nets),
+        "road_outcomes": outcomes.filter(pl.col("shoe_id") < int(sample_shoes)) if sample_shoes else outcomes,
+    }
+    # Each scan of every round runs alone on the streaming engine: collected together, queries
+    # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
+    tables = {name: arrow_table(query.collect(engine="streaming")) for name, query in queries.items()}
+    summary = arrow_table(shoe_summary(shoe_rows, nets).collect())
+    return tables | {"shoe_summary": write_part(run, "shoe_summary", summary, shoes.file_name())}
