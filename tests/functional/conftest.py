@@ -17,11 +17,10 @@ LONGEST_FIRST = ("test_airflow.py", "test_faults.py", "test_superset.py", "test_
 
 
 def on_the_s3_server(item) -> bool:
-    """A test that uses the local S3 server: it, or a fixture it uses, asks for the endpoint or a bucket
-    (the suite's SparkSession asks for the endpoint only to pass its variables on), or it runs on the
-    s3 store."""
+    """A test that uses the local S3 server: it, or a fixture it uses, asks for the endpoint or a bucket,
+    or it runs on the s3 store."""
     asking = {name for name, definitions in item._fixtureinfo.name2fixturedefs.items()
-              if name != "spark" and {"s3_endpoint", "s3_log", "bucket"} & set(definitions[-1].argnames)}
+              if {"s3_endpoint", "s3_log", "bucket"} & set(definitions[-1].argnames)}
     if hasattr(item, "function"):
         asking |= {"s3_endpoint", "s3_log", "bucket"} & set(inspect.signature(item.function).parameters)
     store = getattr(item, "callspec", None) and item.callspec.params.get("store_uri")
@@ -73,8 +72,12 @@ def store_uri(request, tmp_path) -> str:
 
 
 @pytest.fixture(scope="session")
-def spark(s3_endpoint):
-    """The one SparkSession of the suite: local[2], UI off."""
+def spark(request):
+    """The one SparkSession of the suite: local[2], UI off. When a test of the session uses the local S3
+    server, the server starts first, so that Spark's Python workers inherit its variables; a session
+    without such a test (`-m "not slow"`) starts no server."""
+    if any(on_the_s3_server(item) for item in request.session.items):
+        request.getfixturevalue("s3_endpoint")
     session = spark_session("local[2]", "baccarat-tests")
     yield session
     session.stop()

@@ -2,6 +2,7 @@
 tables, the `baccarat marts` command, the published warehouse, and bad input."""
 
 import hashlib
+import shutil
 from dataclasses import replace
 from math import sqrt
 
@@ -149,11 +150,19 @@ def snapshot(folder):
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.fixture(scope="module")
+def two_committed_runs(spark, tmp_path_factory):
+    """Two committed runs, simulated once for the module; tests change copies of them."""
+    folder = tmp_path_factory.mktemp("two_runs")
+    simulate(spark, folder, rules="punto_banco", seed=1, shoes=40, run_id="first")
+    simulate(spark, folder, rules="super_six", seed=2, shoes=30, run_id="second")
+    return folder
+
+
 @pytest.fixture
-def two_runs(spark, tmp_path):
-    simulate(spark, tmp_path, rules="punto_banco", seed=1, shoes=40, run_id="first")
-    simulate(spark, tmp_path, rules="super_six", seed=2, shoes=30, run_id="second")
-    return tmp_path
+def two_runs(two_committed_runs, tmp_path):
+    """A folder of the test's own holding the two committed runs."""
+    return shutil.copytree(two_committed_runs, tmp_path / "data")
 
 
 def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):

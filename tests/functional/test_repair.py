@@ -4,6 +4,7 @@ it again into a run byte-identical to a clean one (docs/repair.md)."""
 
 import os
 import shlex
+import shutil
 
 import pytest
 from spark_jobs import read_table, simulate
@@ -37,6 +38,24 @@ def clean(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("clean")
     simulate(spark, out, shoes=SHOES, partitions=PARTITIONS, **FIRST)
     return _run_bytes(Store.parse(str(out)), "first"), {t: read_table(out, "first", t) for t in DATA_TABLES}
+
+
+@pytest.fixture(scope="module")
+def two_runs_on_disk(spark, tmp_path_factory):
+    """The first and the second run committed in a folder, once for the module: tests damage copies."""
+    out = tmp_path_factory.mktemp("two_runs")
+    for parameters in (FIRST, SECOND):
+        simulate(spark, out, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    return out
+
+
+def commit_two_runs(spark, store_uri: str, request) -> None:
+    """The first and the second run in store_uri: a copy of the module's on a disk, simulated in a bucket."""
+    if store_uri.startswith("s3://"):
+        for parameters in (FIRST, SECOND):
+            simulate(spark, store_uri, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    else:
+        shutil.copytree(request.getfixturevalue("two_runs_on_disk"), store_uri, dirs_exist_ok=True)
 
 
 def _file(store: Store, table: str = "rounds") -> str:
@@ -103,9 +122,9 @@ def _command(store_uri: str, parameters: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
-def test_a_damaged_run_is_found_by_verify_and_repaired_by_simulate_overwrite(spark, cli, store_uri, clean, damage):
-    for parameters in (FIRST, SECOND):
-        simulate(spark, store_uri, shoes=SHOES, partitions=PARTITIONS, **parameters)
+def test_a_damaged_run_is_found_by_verify_and_repaired_by_simulate_overwrite(spark, cli, store_uri, clean, damage,
+                                                                            request):
+    commit_two_runs(spark, store_uri, request)
     verified = (0, f"verified 2 runs in {store_uri}: every log, file and contract checks out\n", "")
     assert cli("verify", "--out", store_uri) == verified
     store = Store.parse(store_uri)
@@ -145,10 +164,9 @@ def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(spark, cli,
     assert cli("verify", "--out", tmp_path)[0] == 0
 
 
-def test_a_damaged_rounds_log_was_reported_twice_by_verify(spark, cli, tmp_path):
+def test_a_damaged_rounds_log_was_reported_twice_by_verify(spark, cli, tmp_path, request):
     """Once for the table and once more for each run in it: one damaged log is one line."""
-    for parameters in (FIRST, SECOND):
-        simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    commit_two_runs(spark, str(tmp_path), request)
     damaged, _ = corrupt_a_log_entry(Store.parse(str(tmp_path)))
     status, out, err = cli("verify", "--out", tmp_path)
     assert status == 1 and err == "" and out.count("\n") == 1 and damaged in out

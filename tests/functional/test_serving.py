@@ -251,9 +251,9 @@ ANSWERED = ["PIVOT bet_performance ON bet USING sum(hits)", "/* comment */ EXPLA
 
 
 @pytest.mark.parametrize("statement", ANSWERED)
-def test_what_analysts_write_is_answered(published, statement):
-    done = baccarat("sql", "--out", published, statement)
-    assert done.returncode == 0 and done.stderr == "" and done.stdout, done.stderr
+def test_what_analysts_write_is_answered(cli, published, statement):
+    status, out, err = cli("sql", "--out", published, statement)
+    assert status == 0 and err == "" and out, err
     with engine(published / WAREHOUSE).connect() as connection:
         assert connection.exec_driver_sql(statement).fetchall()
 

@@ -1,6 +1,7 @@
 """`baccarat simulate` from the command line: summary, idempotence, and bad input that leaves data alone."""
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -9,6 +10,7 @@ import polars as pl
 import pytest
 from cli_process import without_progress
 
+from pipeline.cli import main
 from pipeline.runs import read_run
 from pipeline.storage import Store
 
@@ -21,16 +23,27 @@ def snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+SIMULATE_BASE = ("simulate", "--shoes", 40, "--seed", 1, "--run-id", "base")
+
+
+@pytest.fixture(scope="module")
+def committed_once(spark, tmp_path_factory):
+    """A folder holding one committed run made through the CLI, made once for the module."""
+    folder = tmp_path_factory.mktemp("committed")
+    assert main([str(arg) for arg in (*SIMULATE_BASE, "--out", folder)]) == 0
+    return folder
+
+
 @pytest.fixture
-def committed(spark, cli, tmp_path):
-    """A folder holding one committed run made through the CLI."""
-    status, out, err = cli("simulate", "--shoes", 40, "--seed", 1, "--out", tmp_path, "--run-id", "base")
+def committed(committed_once, tmp_path):
+    """A copy of its own of the folder holding the committed run."""
+    return shutil.copytree(committed_once, tmp_path / "data")
+
+
+def test_summary_names_rounds_shares_files_and_where(spark, cli, tmp_path):
+    status, out, err = cli(*SIMULATE_BASE, "--out", tmp_path)
     assert status == 0, err
-    return tmp_path, out
-
-
-def test_summary_names_rounds_shares_files_and_where(committed):
-    folder, out = committed
+    folder = tmp_path
     record = read_record(folder, "base")
     assert f"committed run 'base': 40 shoes, {record.rounds:,} rounds" in out
     assert "B " in out and "P " in out and "T " in out
@@ -44,7 +57,7 @@ def test_default_run_id_comes_from_rules_seed_and_shoes(spark, cli, tmp_path):
 
 
 def test_same_parameters_again_is_a_no_op_that_says_so(committed, cli):
-    folder, _ = committed
+    folder = committed
     before = snapshot(folder)
     status, out, _ = cli("simulate", "--shoes", 40, "--seed", 1, "--out", folder, "--run-id", "base",
                          "--partitions", 4)
@@ -53,7 +66,7 @@ def test_same_parameters_again_is_a_no_op_that_says_so(committed, cli):
 
 
 def test_overwrite_replaces_a_run_with_other_parameters(committed, cli):
-    folder, _ = committed
+    folder = committed
     status, _, _ = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
     assert status == 0
     record = read_record(folder, "base")
@@ -88,7 +101,7 @@ BAD_SIMULATE_ARGUMENTS = [
 
 @pytest.mark.parametrize(("args", "message"), BAD_SIMULATE_ARGUMENTS)
 def test_bad_input_is_refused_in_one_line_and_leaves_data_untouched(committed, cli, args, message):
-    folder, _ = committed
+    folder = committed
     before = snapshot(folder)
     status, out, err = cli("simulate", "--out", folder, *args)
     assert status == 2 and out == ""
@@ -220,7 +233,7 @@ def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
     the new run's."""
     import duckdb
 
-    folder, _ = committed
+    folder = committed
     assert cli("marts", "--out", folder)[0] == 0
     status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
     assert status == 0 and "marts of the replaced run 'base' are removed" in out and "published" in out, err
