@@ -49,6 +49,6 @@ def built_tables(out: Store, marts: dict) -> dict[str, pa.Table]:
     def rows(mart) -> pa.Table:
         if not isinstance(mart, WrittenMart):
             return mart
-        return out.parquet_dataset([out.reader_path(f["path"]) for f in mart.files]).to_table()
+        return pa.concat_tables([out.read_file_rows(f["path"]) for f in mart.files])
 
     return {name: rows(mart) for name, mart in marts.items()}
