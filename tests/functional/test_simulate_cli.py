@@ -220,7 +220,7 @@ def test_a_jvm_that_stops_as_it_starts_is_one_line_naming_the_log_that_holds_its
 
 def test_the_overwrite_named_a_marts_command_without_the_out_it_was_given(committed, cli):
     """'run `baccarat marts --run-id base`' built the marts of ./data, not of the --out overwritten."""
-    folder, _ = committed
+    folder = committed
     status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
     assert status == 0, err
     assert f"are removed: run `baccarat marts --run-id base --out {folder}`" in out
