@@ -5,6 +5,7 @@ runs whose recorded files still verify are committed again (docs/repair.md)."""
 import shlex
 from dataclasses import asdict
 
+from pipeline.at_once import each_at_once
 from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, missized_files, read_runs,
@@ -96,8 +97,9 @@ def _set_aside_if_unreadable(store: Store, table: str) -> str | None:
 
 def repair_logs(store: Store, tables: list[str]) -> list[str]:
     """Set aside the damaged part of the logs of `tables` that cannot be read; a line for each."""
+    set_aside = each_at_once(lambda table: _set_aside_if_unreadable(store, table), tables)
     return [f"the damaged log of {store.location(table)} is set aside in {aside}"
-            for table in tables if (aside := _set_aside_if_unreadable(store, table))]
+            for table, aside in zip(tables, set_aside) if aside]
 
 
 def _restore_runs_rows(store: Store) -> list[str]:

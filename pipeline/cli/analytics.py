@@ -16,6 +16,7 @@ from pipeline.user_files import output_file, read_text
 
 if TYPE_CHECKING:
     from pipeline.marts.partials import RangeRunner
+    from pipeline.storage import Store
 
 EngineOption = Annotated[Engine, typer.Option(help="Query engine.")]
 
@@ -38,7 +39,7 @@ def marts(
     from pipeline.marts.cluster import default_ranges
     from pipeline.marts.engines import build_marts
     from pipeline.marts.inputs import EVERY_MART, load_runs
-    from pipeline.marts.partials import in_process
+    from pipeline.marts.partials import in_process, two_at_once
     from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
     from pipeline.repair import repair_logs
     from pipeline.schemas import contract
@@ -49,13 +50,13 @@ def marts(
     warehouse = check_warehouse_target(warehouse or out.warehouse_path())
     for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
         print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
-    run_ranges, parallelism = _range_runner(master)
+    run_ranges, parallelism = _range_runner(master, out)
     for run in runs:
         started = time.monotonic()
-        single = run_ranges is in_process and out.is_local  # else each range's files are held in memory once
+        single = run_ranges is in_process  # else each range's files are held in memory once
         count = ranges or (1 if single else default_ranges(run.record.shoes, parallelism))
         write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
-        on = "" if run_ranges is in_process else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
+        on = "" if run_ranges in (in_process, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
         print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
               f"in {time.monotonic() - started:.1f} s", flush=True)
     warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
@@ -66,13 +67,14 @@ def marts(
     print(f"published {warehouse}: marts of the committed runs{left}{views}")
 
 
-def _range_runner(master: str | None) -> tuple["RangeRunner", int]:
-    """How the shoe ranges' partials run: in this process, or as Spark tasks (with the cluster's cores)."""
-    from pipeline.marts.partials import in_process
+def _range_runner(master: str | None, out: "Store") -> tuple["RangeRunner", int]:
+    """How the shoe ranges' partials run: in this process (two at a time from an object store), or as
+    Spark tasks (with the cluster's cores)."""
+    from pipeline.marts.partials import in_process, two_at_once
     from pipeline.spark import spark_session, under_spark_submit
 
     if master is None and not under_spark_submit():
-        return in_process, 1
+        return (in_process if out.is_local else two_at_once), 1
     from pipeline.marts.cluster import spark_ranges
 
     context = spark_session(master, "baccarat marts").sparkContext

@@ -7,6 +7,7 @@ runs row records, so that the engines read local files and no object's bytes cro
 (local_range). docs/marts-and-roads.md, "On a cluster"."""
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from functools import partial
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import WrittenMart
 from pipeline.runs import FileEntry, repair_command
@@ -170,6 +172,17 @@ def in_process(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[Sh
     return [task(shoes) for shoes in ranges]
 
 
+# In one process, a range's files are fetched while the range before it is built: one range fetches and
+# one builds at a time (local_range and the tasks below hold these), so the engine keeps every core.
+_FETCHING, _BUILDING = threading.Lock(), threading.Lock()
+
+
+def two_at_once(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[ShoeRange]) -> list[dict[str, pa.Table]]:
+    """In this process, two ranges at a time: on an object store one range's fetch overlaps the build of
+    the range before it."""
+    return each_at_once(task, ranges, threads=2)
+
+
 def _holds_range(path: str, shoes: ShoeRange) -> bool:
     """Whether a file another job added to the run may hold shoes of the range (by its name)."""
     held = part_shoes(path)
@@ -195,7 +208,9 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
     held = shoes.rounds + (() if round_ev else shoes.shoes)  # the composition partials read no shoes rows
     wanted = list(dict.fromkeys([file.path for file in held] + list(round_ev)))
     recorded = {run.out.reader_path(entry.path): entry.sha256 for entry in run.record.files}
-    with run.out.local_copies(wanted) as copies:
+    with contextlib.ExitStack() as fetched:
+        with _FETCHING:
+            copies = fetched.enter_context(run.out.local_copies(wanted))
         for path, (_, digest) in copies.items():
             if path in recorded and digest != recorded[path]:
                 raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
@@ -205,13 +220,13 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
 
 
 def _marts_of_range(partials_of: Callable, run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
-    with local_range(run, shoes) as (shoes_here, _):
+    with local_range(run, shoes) as (shoes_here, _), _BUILDING:
         return partials_of(run, shoes_here, sample_shoes=sample_shoes)
 
 
 def _composition_of_range(partials_of: Callable, run: RunInput, round_ev: tuple[str, ...],
                           shoes: ShoeRange) -> dict[str, pa.Table]:
-    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here):
+    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), _BUILDING:
         return partials_of(run, round_ev_here, shoes_here)
 
 

@@ -9,7 +9,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
+from pipeline.at_once import each_at_once
 from pipeline.atomic import replacing, temporary_name
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
@@ -78,14 +78,7 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> Non
         elif name in COMPOSITION_MARTS + SYSTEM_MARTS:
             _drop(run.out, name, run.run_id, built)
 
-    _each_at_once(commit, EVERY_MART)
-
-
-def _each_at_once(work, names: tuple[str, ...]) -> None:
-    """work(name) for every name, in threads; the first error raised, once every call has ended."""
-    with ThreadPoolExecutor(len(names)) as pool:
-        for done in [pool.submit(work, name) for name in names]:
-            done.result()
+    each_at_once(commit, EVERY_MART)
 
 
 def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) -> None:
@@ -101,7 +94,7 @@ def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) 
 def drop_marts(out: Store, run_id: str) -> None:
     """Remove a run's rows from every mart: they describe a run that an overwrite replaced."""
     dropped = int(datetime.now(UTC).timestamp() * 1000)
-    _each_at_once(lambda name: _drop(out, name, run_id, dropped), EVERY_MART)
+    each_at_once(lambda name: _drop(out, name, run_id, dropped), EVERY_MART)
 
 
 def _drop(out: Store, name: str, run_id: str, when: int) -> None:
@@ -181,8 +174,8 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
 
 
 def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, RunRecord]) -> None:
-    marts = {name: [out.reader_path(f["path"]) for f in out.committed_files(contract(name).table, runs)]
-             for name in EVERY_MART}
+    files = each_at_once(lambda name: out.committed_files(contract(name).table, runs), EVERY_MART)
+    marts = {name: [out.reader_path(f["path"]) for f in held] for name, held in zip(EVERY_MART, files)}
     with out.duckdb_connection() as con, _read_here(out, [path for files in marts.values() for path in files]) as here:
         con.execute(f"SET file_search_path = {sql_string(str(base))}")
         con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")

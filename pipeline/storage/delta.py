@@ -107,10 +107,11 @@ class DeltaTables:
         uri = self.location(table)
         paths = sorted(f["path"] for f in files)
         self._check_files_there(uri, paths)
-        committed_version = None
+        delta, committed_version = None, None
         for attempt in range(COMMIT_ATTEMPTS):
             try:
-                delta = self._open_or_create(table, schema)
+                if delta is None:
+                    delta = self._open_or_create(table, schema)
                 held = [f["path"] for f in self._files_in(delta, table, [run_id])]
                 if held == paths:
                     return delta.version() if committed_version is None else committed_version
@@ -119,9 +120,10 @@ class DeltaTables:
                 # Otherwise commit (again): delta-rs lets two overwrites of a partition that was empty when
                 # both read the table land side by side, so a racer's files beside ours are replaced too.
                 self._overwrite_partition(delta, table, run_id, files, schema, transaction)
-                delta.update_incremental()
+                delta.update_incremental()  # the next pass checks the run's files on the table as it is now
                 committed_version = delta.version()
             except CommitFailedError:
+                delta = None
                 # delta-rs takes an overwrite of one partition as reading the whole table: a concurrent
                 # commit of another run conflicts with it, so the commit is made again on the new snapshot.
                 time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
@@ -156,10 +158,10 @@ class DeltaTables:
         from deltalake import DeltaTable
 
         delta = self.delta_table(table)
-        if delta is None:
-            DeltaTable.create(self.location(table), schema=schema, partition_by=[partition_column()], mode="ignore",
-                              configuration=TABLE_CONFIGURATION, storage_options=self.storage_options)
-            delta = self.delta_table(table)
+        if delta is None:  # created, or opened when a racer created it first
+            delta = DeltaTable.create(self.location(table), schema=schema, partition_by=[partition_column()],
+                                      mode="ignore", configuration=TABLE_CONFIGURATION,
+                                      storage_options=self.storage_options)
         return delta
 
     def write_file(self, table: str, run_id: str, name: str, rows: pa.Table) -> dict:

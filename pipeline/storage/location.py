@@ -134,7 +134,8 @@ class Location:
         if self.is_local:
             return pafs.LocalFileSystem()
         if self.scheme == "s3":
-            return pafs.S3FileSystem(**_s3_settings(), **_S3_TIMEOUTS,
+            # a delayed open uploads a file smaller than a part with one PUT, not a multipart upload's three
+            return pafs.S3FileSystem(**_s3_settings(), **_S3_TIMEOUTS, allow_delayed_open=True,
                                      retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3))
         if self.scheme == "gs":
             return pafs.GcsFileSystem()
