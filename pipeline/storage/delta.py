@@ -17,8 +17,11 @@ from pipeline.storage.layout import partition_column
 COMMIT_ATTEMPTS = 8
 MIN_RETENTION_HOURS = 24
 MAX_RETENTION_HOURS = 1_000_000  # over a century; deltalake panics on a retention past about 10**12 hours
-# Runs record the versions of their commits, so the logs that reach them are kept.
-TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
+# Runs record the versions of their commits, so the logs that reach them are kept. A checkpoint every 10
+# commits (deltalake writes it after the commit) bounds what opening a table reads: the newest checkpoint
+# and at most 9 commits after it, each a request on an object store, however many runs the table holds.
+CHECKPOINT_INTERVAL = 10
+TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false", "delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
 
 
 class DeltaTables:

@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.schemas import shipped_contracts
 from pipeline.storage import Store, data_file, partition_column
+from pipeline.storage.delta import CHECKPOINT_INTERVAL
 from pipeline.storage import layout
 
 
@@ -67,3 +68,17 @@ def test_a_table_folder_given_for_the_data_folder_is_refused_not_listed_as_empty
     assert (status, out) == (2, "") and err.count("\n") == 1
     assert f"{table} is a Delta table, not a data folder" in err and f"--out {tmp_path / 'data'}" in err
     assert sorted(tmp_path.rglob("*")) == [tmp_path / "data", table, table / "_delta_log"]
+
+
+def test_opening_a_table_read_every_commit_it_ever_had_since_no_commit_wrote_a_checkpoint(tmp_path):
+    """On an object store each commit an open reads is a request: a checkpoint every CHECKPOINT_INTERVAL
+    commits bounds them, and the table still reads as the commits made it."""
+    store = Store.parse(str(tmp_path))
+    schema = pa.schema({"shoe_id": pa.int64(), "run_id": pa.string()})
+    for run in range(CHECKPOINT_INTERVAL + 2):
+        store.write_and_commit("rounds", f"r{run}", "part-0.parquet", pa.table({"shoe_id": [run]}), schema,
+                               ("test", run))
+    log = sorted(path.name for path in (tmp_path / "rounds" / "_delta_log").iterdir())
+    assert [name for name in log if name.endswith(".checkpoint.parquet")]
+    assert store.run_ids("rounds") == {f"r{run}" for run in range(CHECKPOINT_INTERVAL + 2)}
+    assert sorted(store.read_rows("rounds")["shoe_id"].to_pylist()) == list(range(CHECKPOINT_INTERVAL + 2))
