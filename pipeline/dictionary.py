@@ -11,6 +11,7 @@ from pathlib import Path
 from pipeline.bets import BET_KINDS
 from pipeline.config_files import resource
 from pipeline.marts.inputs import MARTS
+from pipeline.marts.publish import PER_SHOE_MARTS
 from pipeline.schemas import Contract, read_contract
 
 TITLE = "Data dictionary"
@@ -71,7 +72,10 @@ def _contracts(folder: Traversable | Path) -> list[Contract]:
 
 def _section(c: Contract) -> list[str]:
     where = f"Delta table `{c.table}/`, partitioned by `{c.partition_by}`"
-    if c.name in MARTS:
+    if c.name in PER_SHOE_MARTS:
+        where += (f"; in `warehouse.duckdb` (all committed runs, told apart by `run_id`) a view `{c.name}` over "
+                  "the mart's files when OUT is local, a table when it is an object store")
+    elif c.name in MARTS:
         where += f"; table `{c.name}` in `warehouse.duckdb` (all committed runs, told apart by `run_id`)"
     elif c.name in _VIEWS:
         where += (f"; view `{c.name}` in a local `warehouse.duckdb` over the committed runs' files, "

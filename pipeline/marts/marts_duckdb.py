@@ -6,8 +6,8 @@ queries over the merged partials (pipeline/marts/partials.py)."""
 import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import WRITTEN_BY_RANGES, RangeRunner, ShoeRange, build_from_partials, in_process
-from pipeline.marts.publish import WrittenMart, write_part
+from pipeline.marts.partials import RangeRunner, ShoeRange, build_from_partials, in_process
+from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart, write_part
 from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
@@ -18,7 +18,7 @@ FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables (prep_*.sql
     over its rounds, its shoes and its blocks of 100 and 1,000 rounds); writes its file of each mart of
-    WRITTEN_BY_RANGES."""
+    PER_SHOE_MARTS."""
     con = range_connection(run.out, shoes)
     rounds_views(con, shoes)
     con.register("checkpoints", run.checkpoints())
@@ -27,14 +27,14 @@ def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa
     tables["opening"] = con.sql("FROM opening").to_arrow_table()
     sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""
     tables["road_outcomes"] = con.sql(f"SELECT shoe_id, round, outcome FROM rounds {sample}").to_arrow_table()
-    for name in WRITTEN_BY_RANGES:
+    for name in PER_SHOE_MARTS:
         tables[name] = write_part(run, name, con.sql(sql(name)).to_arrow_table(), shoes.file_name())
     con.close()
     return tables
 
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
+    """Every mart of one run but those its range tasks wrote (PER_SHOE_MARTS) from its merged partials,
     as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
     first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
     `road_stats_shoes` (0: every shoe)."""
@@ -53,7 +53,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
     for name in FINAL_PREPARED:
         con.execute(f"CREATE TEMP TABLE {name} AS {sql('prep_' + name)}")
     for name in MARTS:
-        if name not in tables and name not in WRITTEN_BY_RANGES:
+        if name not in tables and name not in PER_SHOE_MARTS:
             tables[name] = con.sql(sql(name)).to_arrow_table()
     con.close()
     return tables

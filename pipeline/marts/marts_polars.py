@@ -12,9 +12,9 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import WRITTEN_BY_RANGES, RangeRunner, build_from_partials, in_process
+from pipeline.marts.partials import RangeRunner, build_from_partials, in_process
 from pipeline.marts.partials_polars import SESSION, arrow_table, nets_of, partials, session_horizon
-from pipeline.marts.publish import WrittenMart
+from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)
@@ -228,7 +228,7 @@ def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame
 # --- the run ------------------------------------------------------------------------------------
 
 def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
-    """Every mart of one run but those its range tasks wrote (WRITTEN_BY_RANGES) from its merged partials,
+    """Every mart of one run but those its range tasks wrote (PER_SHOE_MARTS) from its merged partials,
     as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
     first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
     `road_stats_shoes` (0: every shoe)."""
@@ -256,7 +256,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
         "road_patterns": road_patterns(big, der),
     }
     tables |= {name: arrow_table(frame) for name, frame in zip(marts, pl.collect_all(list(marts.values())))}
-    return {name: tables[name] for name in MARTS if name not in WRITTEN_BY_RANGES}
+    return {name: tables[name] for name in MARTS if name not in PER_SHOE_MARTS}
 
 
 def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0, ranges: int = 1,

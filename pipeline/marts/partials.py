@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import RunInput
-from pipeline.marts.publish import WrittenMart
+from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
 from pipeline.runs import FileEntry, repair_command
 from pipeline.tasks import part_shoes, shoe_ranges
 
@@ -39,7 +39,6 @@ MERGED = {
     "road_outcomes": {},  # the outcomes of the shoes the roads are built for, by shoe and round
     "shoe_summary": {},  # the file of the mart's rows each range's task wrote: path, size, rows
 }
-WRITTEN_BY_RANGES = ("shoe_summary",)  # marts of one row per shoe: the range tasks write their files
 # A co-moment about its group's mean, m2_<x> (of x with itself) or m2_<x>_<y>, beside the group's count
 # (the column named after CENTRED) and sum_<x>, sum_<y>: merged by Chan, Golub and LeVeque's rule, so
 # that a variance or a correlation is not the small difference of two large raw sums.
@@ -235,10 +234,10 @@ def build_from_partials(partials_of: Callable, finals: Callable, run: RunInput, 
                         run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
     """The marts of a run from an engine's partials_of(run, shoes, sample_shoes) over `ranges` shoe
     ranges, run by run_ranges, merged here, and the engine's finals(run, merged, road_cells_shoes,
-    road_stats_shoes); the marts the range tasks wrote (WRITTEN_BY_RANGES) as their files."""
+    road_stats_shoes); the marts the range tasks wrote (PER_SHOE_MARTS) as their files."""
     task = partial(_marts_of_range, partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
     merged = merge_partials(run_ranges(task, plan_ranges(run, ranges, build_id())), MERGED)
-    written = {name: WrittenMart(tuple(merged.pop(name).to_pylist())) for name in WRITTEN_BY_RANGES}
+    written = {name: WrittenMart(tuple(merged.pop(name).to_pylist())) for name in PER_SHOE_MARTS}
     return finals(run, merged, road_cells_shoes, road_stats_shoes) | written
 
 

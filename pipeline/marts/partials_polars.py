@@ -109,7 +109,7 @@ def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row:
 
 def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables; writes
-    its file of shoe_summary (partials.WRITTEN_BY_RANGES)."""
+    its file of shoe_summary (publish.PER_SHOE_MARTS)."""
     options = run.out.polars_options()
     rounds = range_scan(shoes.rounds, shoes, options, run_row=True)
     shoe_rows = range_scan(shoes.shoes, shoes, options, run_row=False).select(

@@ -44,6 +44,11 @@ def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+# Marts of one row per shoe: the range tasks write their files (pipeline/marts/partials.py), and a
+# warehouse on a local OUT reads them through a view, as it reads the rounds, not a copy that grows with the runs.
+PER_SHOE_MARTS = ("shoe_summary",)
+
+
 @dataclass(frozen=True)
 class WrittenMart:
     """A mart's rows of one run as files already written, conformed and not committed (write_part): each
@@ -181,10 +186,12 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
         con.execute(f"ATTACH {sql_string(str(building))} AS warehouse (STORAGE_VERSION '{STORAGE_VERSION}')")
         con.execute("USE warehouse")
         for name, files in marts.items():
+            viewed = out.is_local and name in PER_SHOE_MARTS and files
+            paths = [os.path.relpath(f, base) if viewed else here[f] for f in files]
             columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
-            source = (f"(SELECT {columns} FROM read_parquet({sql_list([here[f] for f in files])}, "
+            source = (f"(SELECT {columns} FROM read_parquet({sql_list(paths)}, "
                       "hive_partitioning = true, union_by_name = true))" if files else _empty(name))
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM {source}")
+            con.execute(f"CREATE {'VIEW' if viewed else 'TABLE'} {name} AS SELECT * FROM {source}")
         if out.is_local:
             for table in ("rounds", "shoes"):
                 files = [os.path.relpath(out.reader_path(f.path), base)

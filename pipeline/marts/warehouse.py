@@ -14,7 +14,8 @@ from pipeline.marts.bounds import Bounds
 
 SEAL = ".sha256"  # beside a published file: its SHA-256 as the publish wrote it
 _QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
-_RUN_FILE = re.compile(r"(.*)/[^/]+/run_id=([^/]+)/[^/]+$")  # OUT/<table>/run_id=<run>/<file>
+# OUT/<table>/run_id=<run>/<file>, of the tables the views of a warehouse on a local OUT read
+_RUN_FILE = re.compile(r"(.*)/(?:rounds|shoes|marts/shoe_summary)/run_id=([^/]+)/[^/]+$")
 
 
 def sql_string(text: str) -> str:

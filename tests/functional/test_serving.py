@@ -309,7 +309,7 @@ def test_a_copied_data_folder_reads_its_own_files(published, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(published, copy, symlinks=True)
     moved = tmp_path / "original-moved"
-    count = "SELECT count(*) AS n FROM rounds"
+    count = "SELECT (SELECT count(*) FROM rounds) AS rounds, (SELECT count(*) FROM shoe_summary) AS shoes"
     expected = baccarat("sql", "--out", published, count).stdout
     published.rename(moved)  # the original goes away: the copy still reads, from its own files
     try:
@@ -321,12 +321,13 @@ def test_a_copied_data_folder_reads_its_own_files(published, tmp_path):
         moved.rename(published)
 
 
-def test_a_view_whose_files_are_gone_names_the_run_the_file_and_the_repair(data):
-    gone = next((data / "rounds").rglob("part-*.parquet"))
+@pytest.mark.parametrize("table", ["rounds", "marts/shoe_summary"])
+def test_a_view_whose_files_are_gone_names_the_run_the_file_and_the_repair(data, table):
+    gone = next((data / table).rglob("part-*.parquet"))
     gone.unlink()
     done = baccarat("sql", "--out", data, "SELECT count(*) FROM bet_performance")
     assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
-    assert "run 'serving'" in done.stderr and str(gone) in done.stderr and f"baccarat marts --out {data}" in done.stderr
+    assert "run 'serving'" in done.stderr and str(gone) in done.stderr and f"baccarat marts --out {data} --warehouse" in done.stderr
 
 
 # ------------------------------------------------------------------ publishing fails in one line
