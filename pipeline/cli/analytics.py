@@ -45,21 +45,22 @@ def marts(
     from pipeline.schemas import contract
     from pipeline.tasks import shoe_ranges
 
-    runs = load_runs(out, run_id)  # every run is verified before anything is written
-    out.check_writable()
-    warehouse = check_warehouse_target(warehouse or out.warehouse_path())
-    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
-        print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
-    run_ranges, parallelism = _range_runner(master, out)
-    for run in runs:
-        started = time.monotonic()
-        single = run_ranges is in_process  # else each range's files are held in memory once
-        count = ranges or (1 if single else default_ranges(run.record.shoes, parallelism))
-        write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
-        on = "" if run_ranges in (in_process, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
-        print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
-              f"in {time.monotonic() - started:.1f} s", flush=True)
-    warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
+    with out.keeping_tables_open():
+        runs = load_runs(out, run_id)  # every run is verified before anything is written
+        out.check_writable()
+        warehouse = check_warehouse_target(warehouse or out.warehouse_path())
+        for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+            print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
+        run_ranges, parallelism = _range_runner(master, out)
+        for run in runs:
+            started = time.monotonic()
+            single = run_ranges is in_process  # else each range's files are held in memory once
+            count = ranges or (1 if single else default_ranges(run.record.shoes, parallelism))
+            write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
+            on = "" if run_ranges in (in_process, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
+            print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
+                  f"in {time.monotonic() - started:.1f} s", flush=True)
+        warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"

@@ -1,9 +1,12 @@
 """The Delta Lake tables under OUT (through deltalake): reading a table at a version and its runs'
 files, one commit per run and table, and vacuum."""
 
+import contextlib
 import json
 import random
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -24,8 +27,32 @@ CHECKPOINT_INTERVAL = 10
 TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false", "delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
 
 
+# The tables a command keeps open (see DeltaTables.keeping_tables_open): {(OUT, table): DeltaTable}. The
+# threads of pipeline.at_once share their caller's; other commands in other threads keep their own.
+_KEPT_OPEN: ContextVar[dict | None] = ContextVar("kept_open", default=None)
+
+
 class DeltaTables:
     """The Delta tables under a Location (a mixin of Store)."""
+
+    @contextlib.contextmanager
+    def keeping_tables_open(self) -> Iterator[None]:
+        """Within, each table of OUT opened at its newest version is opened once: a later open brings the
+        same one up to date, reading only the commits made since (on an object store an open reads the
+        newest checkpoint and every commit after it, a request each)."""
+        token = _KEPT_OPEN.set({})
+        try:
+            yield
+        finally:
+            _KEPT_OPEN.reset(token)
+
+    def _keep(self, table: str, delta) -> None:
+        """Keep `delta` open as OUT/<table> (None: forget it), when keeping_tables_open."""
+        if (kept := _KEPT_OPEN.get()) is not None:
+            kept[(self.uri, table)] = delta
+
+    def _kept(self, table: str):
+        return (_KEPT_OPEN.get() or {}).get((self.uri, table))
 
     def delta_table(self, table: str, version: int | None = None):
         """The Delta table OUT/<table> (at `version`), or None when it does not exist yet."""
@@ -35,12 +62,18 @@ class DeltaTables:
         uri = self.location(table)
         self._check_log(table)
         with self._errors(f"table {table!r} is not readable"):
-            if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
-                return None
             try:
-                return DeltaTable(uri, version=version, storage_options=self.storage_options)
+                if version is None and (delta := self._kept(table)) is not None:
+                    delta.update_incremental()
+                    return delta
+                if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+                    return None
+                delta = DeltaTable(uri, version=version, storage_options=self.storage_options)
             except DeltaError as error:
                 raise self._unreadable(table, version, error) from None
+        if version is None:
+            self._keep(table, delta)
+        return delta
 
     def _unreadable(self, table: str, version: int | None, error: Exception) -> StorageError:
         """Why deltalake cannot read a table (at `version`): a damaged log entry, or a version not there."""
@@ -165,6 +198,7 @@ class DeltaTables:
             delta = DeltaTable.create(self.location(table), schema=schema, partition_by=[partition_column()],
                                       mode="ignore", configuration=TABLE_CONFIGURATION,
                                       storage_options=self.storage_options)
+            self._keep(table, delta)
         return delta
 
     def write_file(self, table: str, run_id: str, name: str, rows: pa.Table) -> dict:

@@ -85,6 +85,7 @@ class DeltaLog:
         damaged = self.damaged_log_entry(table)
         if damaged is None:
             return None
+        self._keep(table, None)
         first = int(damaged[0].rsplit("/", 1)[1][:20])
         aside = f"{DELTA_LOG}.damaged-{int(time.time() * 1000)}"
         moved = [name for name, version in self._log_entries(table).items() if version >= first]

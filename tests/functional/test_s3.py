@@ -53,6 +53,7 @@ def test_generic_delta_readers_see_what_the_pipeline_wrote(spark, cli, store_uri
     assert runs["run_id"].to_list() == ["generic"] and runs["rounds"].to_list() == [record.rounds]
     assert runs["files"][0] == record.row()["files"]  # the JSON the record makes, byte for byte
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as warehouse:
+        warehouse.execute(f"SET file_search_path = '{tmp_path}'")  # a local OUT's views name files from there
         for name in MARTS:
             published = warehouse.sql(f"SELECT * FROM {name}").pl()
             location = store.location(contract(name).table)
