@@ -293,11 +293,28 @@ def uncommitted(store: Store, run: RunRecord, table: str) -> str | None:
     return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")
 
 
+def miscounted(run: RunRecord) -> str | None:
+    """Why the counts of a runs row disagree with the rows of the files it lists (a row edited by hand),
+    or None. A banque run counts the outcomes of both hands, so only a one-hand run's must add up."""
+    table = BANQUE_ROUNDS if run.is_banque else "rounds"
+    counts = {name: sum(f.rows for f in run.files_of(name)) for name in (table, "shoes")}
+    if counts[table] != run.rounds:
+        return f"its runs row records {run.rounds:,} rounds, the {table} files it lists hold {counts[table]:,}"
+    if run.files_of("shoes") and counts["shoes"] != run.shoes:
+        return f"its runs row records {run.shoes:,} shoes, the shoes files it lists hold {counts['shoes']:,}"
+    if not run.is_banque and sum(run.outcomes.values()) != run.rounds:
+        return (f"its runs row records {run.rounds:,} rounds but {sum(run.outcomes.values()):,} Banker wins, "
+                "Player wins and ties")
+    return None
+
+
 def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
-    """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: tables
-    that do not hold the files its row lists (unless `committed` is False), files missing or of another
-    size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
-    problems = [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
+    """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: counts
+    of its row that the files it lists do not add up to and tables that do not hold those files (unless
+    `committed` is False: a row file not yet committed, or the record of one table's files), files missing
+    or of another size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
+    problems = [why for why in (miscounted(run),) if committed and why]
+    problems += [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
     sound = []
     for entry, size in zip(run.files, store.file_sizes([f.path for f in run.files])):
         where = store.location(entry.path)
