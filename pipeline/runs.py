@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 from pipeline.schemas import contract
-from pipeline.storage import StorageError, Store, first_line
+from pipeline.storage import StorageError, Store, data_file, first_line
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
@@ -308,15 +308,26 @@ def miscounted(run: RunRecord) -> str | None:
     return None
 
 
+def in_its_folder(entry: FileEntry, run_id: str) -> bool:
+    """Whether a file a runs row lists is a Parquet file in the run's folder of its table, where the jobs
+    write them: a row edited to list another path must not send the readers outside OUT."""
+    name = str(entry.path).rpartition("/")[2]
+    return entry.table in RUN_TABLES and entry.path == data_file(entry.table, run_id, name) and name.endswith(".parquet")
+
+
 def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
     """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: counts
     of its row that the files it lists do not add up to and tables that do not hold those files (unless
-    `committed` is False: a row file not yet committed, or the record of one table's files), files missing
-    or of another size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
+    `committed` is False: a row file not yet committed, or the record of one table's files), files outside
+    the run's folders, missing or of another size, failing their SHA-256 (every file, or the paths in
+    `checksums`) or their contract."""
     problems = [why for why in (miscounted(run),) if committed and why]
     problems += [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
+    placed = [f for f in run.files if in_its_folder(f, run.run_id)]  # the others are never opened
+    problems += [f"its runs row lists {f.path!r}, not a Parquet file in the run's folder of the {f.table} table"
+                 for f in run.files if f not in placed]
     sound = []
-    for entry, size in zip(run.files, store.file_sizes([f.path for f in run.files])):
+    for entry, size in zip(placed, store.file_sizes([f.path for f in placed])):
         where = store.location(entry.path)
         if size is None:
             problems.append(f"data file missing or not a regular file: {where}")

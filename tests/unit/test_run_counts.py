@@ -1,11 +1,16 @@
-"""A runs row whose counts its files do not add up to: an edited row, which verify passed as sound."""
+"""A runs row that does not agree with its files: edited counts, which verify passed as sound, and paths
+that sent verify and the marts outside the store."""
 
+import hashlib
 from dataclasses import replace
 from datetime import datetime, timezone
 
+import pyarrow.parquet as pq
 import pytest
 
-from pipeline.runs import BANQUE_ROUNDS, FileEntry, RunRecord, miscounted
+from pipeline.runs import BANQUE_ROUNDS, FileEntry, RunRecord, in_its_folder, miscounted, run_problems
+from pipeline.schemas import contract
+from pipeline.storage import Store
 
 MOMENT = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -40,3 +45,23 @@ def test_a_banque_run_counts_both_hands_and_has_no_shoes_table():
     assert miscounted(banque) is None
     assert miscounted(replace(banque, rounds=299)) == ("its runs row records 299 rounds, the banque_rounds files "
                                                        "it lists hold 300")
+
+
+
+
+@pytest.mark.parametrize("path", ["../outside/part-0.parquet", "rounds/run_id=other/part-0.parquet",
+                                  "rounds/run_id=r/../../shoes/run_id=r/part-0.parquet", "rounds/run_id=r/part-0.txt",
+                                  "marts/streaks/run_id=r/part-0.parquet", "{tmp}/part-0.parquet"])
+def test_a_runs_row_listing_a_file_outside_the_runs_folder_sent_verify_outside_the_store(tmp_path, path):
+    """The file the edited row lists follows the rounds contract and has the size and checksum the row
+    records: only its place gives it away."""
+    path = path.format(tmp=tmp_path)
+    store = Store.parse(str(tmp_path / "data"))
+    target = tmp_path / "data" / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(contract("rounds").arrow(tuple(RUN.bets)).empty_table(), target)
+    entry = replace(RUN.files[0], path=path, size=target.stat().st_size,
+                    sha256=hashlib.sha256(target.read_bytes()).hexdigest())
+    assert run_problems(store, replace(RUN, files=(entry,)), committed=False) == [
+        f"run 'r': its runs row lists {path!r}, not a Parquet file in the run's folder of the rounds table"]
+    assert in_its_folder(RUN.files[0], "r") and not in_its_folder(entry, "r")
