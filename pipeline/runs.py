@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
-from pipeline.rule_sets import RuleSet
+from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store, data_file, first_line
 
@@ -248,9 +248,23 @@ class DamagedRun(StorageError):
     first problem and the command that repairs it (docs/repair.md)."""
 
 
+def rules_argument(run: RunRecord) -> str:
+    """--rules that deals the run's rule set again: the shipped set's name when it is the one the run was
+    dealt with, else the YAML file it came from, named after the set (its runs row holds the set as dealt):
+    the shipped set of the same name would deal another run under the same id."""
+    try:
+        shipped = load_rule_set(run.rules).model_dump(mode="json")
+    except BaccaratError:
+        shipped = None
+    dealt = run.rule_set
+    if shipped is not None and run.is_banque:  # --decks of the command overrides the set's
+        shipped, dealt = {**shipped, "decks": None}, {**dealt, "decks": None}
+    return run.rules if shipped == dealt else f"{run.rules}.yaml"
+
+
 def repair_command(store: Store, run: RunRecord) -> str:
     """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
-    words = ["baccarat", "simulate", "--rules", run.rules, "--seed", str(run.seed), "--shoes", str(run.shoes),
+    words = ["baccarat", "simulate", "--rules", rules_argument(run), "--seed", str(run.seed), "--shoes", str(run.shoes),
              "--partitions", str(run.partitions), "--run-id", run.run_id, "--out", store.uri]
     if strategies := run.strategies:
         words += ["--player-strategy", strategies["player"]["name"], "--banker-strategy", strategies["banker"]["name"]]
