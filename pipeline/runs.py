@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pipeline.errors import BaccaratError
-from pipeline.rule_sets import RuleSet
+from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
-from pipeline.storage import StorageError, Store, first_line
+from pipeline.storage import StorageError, Store, data_file, first_line
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
@@ -248,9 +248,23 @@ class DamagedRun(StorageError):
     first problem and the command that repairs it (docs/repair.md)."""
 
 
+def rules_argument(run: RunRecord) -> str:
+    """--rules that deals the run's rule set again: the shipped set's name when it is the one the run was
+    dealt with, else the YAML file it came from, named after the set (its runs row holds the set as dealt):
+    the shipped set of the same name would deal another run under the same id."""
+    try:
+        shipped = load_rule_set(run.rules).model_dump(mode="json")
+    except BaccaratError:
+        shipped = None
+    dealt = run.rule_set
+    if shipped is not None and run.is_banque:  # --decks of the command overrides the set's
+        shipped, dealt = {**shipped, "decks": None}, {**dealt, "decks": None}
+    return run.rules if shipped == dealt else f"{run.rules}.yaml"
+
+
 def repair_command(store: Store, run: RunRecord) -> str:
     """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
-    words = ["baccarat", "simulate", "--rules", run.rules, "--seed", str(run.seed), "--shoes", str(run.shoes),
+    words = ["baccarat", "simulate", "--rules", rules_argument(run), "--seed", str(run.seed), "--shoes", str(run.shoes),
              "--partitions", str(run.partitions), "--run-id", run.run_id, "--out", store.uri]
     if strategies := run.strategies:
         words += ["--player-strategy", strategies["player"]["name"], "--banker-strategy", strategies["banker"]["name"]]
@@ -293,13 +307,41 @@ def uncommitted(store: Store, run: RunRecord, table: str) -> str | None:
     return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")
 
 
+def miscounted(run: RunRecord) -> str | None:
+    """Why the counts of a runs row disagree with the rows of the files it lists (a row edited by hand),
+    or None. A banque run counts the outcomes of both hands, so only a one-hand run's must add up."""
+    table = BANQUE_ROUNDS if run.is_banque else "rounds"
+    counts = {name: sum(f.rows for f in run.files_of(name)) for name in (table, "shoes")}
+    if counts[table] != run.rounds:
+        return f"its runs row records {run.rounds:,} rounds, the {table} files it lists hold {counts[table]:,}"
+    if run.files_of("shoes") and counts["shoes"] != run.shoes:
+        return f"its runs row records {run.shoes:,} shoes, the shoes files it lists hold {counts['shoes']:,}"
+    if not run.is_banque and sum(run.outcomes.values()) != run.rounds:
+        return (f"its runs row records {run.rounds:,} rounds but {sum(run.outcomes.values()):,} Banker wins, "
+                "Player wins and ties")
+    return None
+
+
+def in_its_folder(entry: FileEntry, run_id: str) -> bool:
+    """Whether a file a runs row lists is a Parquet file in the run's folder of its table, where the jobs
+    write them: a row edited to list another path must not send the readers outside OUT."""
+    name = str(entry.path).rpartition("/")[2]
+    return entry.table in RUN_TABLES and entry.path == data_file(entry.table, run_id, name) and name.endswith(".parquet")
+
+
 def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
-    """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: tables
-    that do not hold the files its row lists (unless `committed` is False), files missing or of another
-    size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract."""
-    problems = [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
+    """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: counts
+    of its row that the files it lists do not add up to and tables that do not hold those files (unless
+    `committed` is False: a row file not yet committed, or the record of one table's files), files outside
+    the run's folders, missing or of another size, failing their SHA-256 (every file, or the paths in
+    `checksums`) or their contract."""
+    problems = [why for why in (miscounted(run),) if committed and why]
+    problems += [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
+    placed = [f for f in run.files if in_its_folder(f, run.run_id)]  # the others are never opened
+    problems += [f"its runs row lists {f.path!r}, not a Parquet file in the run's folder of the {f.table} table"
+                 for f in run.files if f not in placed]
     sound = []
-    for entry, size in zip(run.files, store.file_sizes([f.path for f in run.files])):
+    for entry, size in zip(placed, store.file_sizes([f.path for f in placed])):
         where = store.location(entry.path)
         if size is None:
             problems.append(f"data file missing or not a regular file: {where}")

@@ -13,7 +13,10 @@ from pipeline.bets import BET_KINDS
 from pipeline.config_files import NAME, known_names, locate, validation_problems, read_yaml
 from pipeline.errors import BaccaratError
 
-Money = Annotated[Decimal, Field(gt=0, decimal_places=2, allow_inf_nan=False)]
+# Sessions are played in 64-bit cents and kept as decimal(18,2) (schemas/sessions.yaml): a bound on every
+# amount keeps a session's bankroll, winnings and stakes far inside both.
+MAX_MONEY = Decimal(10**12)
+Money = Annotated[Decimal, Field(gt=0, le=MAX_MONEY, decimal_places=2, allow_inf_nan=False)]
 SIDES = ("banker", "player")
 CHOOSERS = ("same_side", "follow_last_winner", "opposite_last_winner", "big_road_column", "derived_road_colour")
 DERIVED_ROADS = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}  # columns back they compare with

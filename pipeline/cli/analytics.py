@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pipeline.cli.app import DEFAULT_OUT, MasterOption, OutOption, WarehouseOption
+from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
 from pipeline.marts.choices import MAX_RANGES, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, Engine
@@ -29,7 +29,8 @@ def marts(
     road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
     road_stats_shoes: Annotated[int, typer.Option(
         min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
-    master: MasterOption = None,
+    master: Annotated[str | None, typer.Option(help="Spark master URL whose tasks compute the shoe ranges' "
+                                                    "partials; without it, in this process.")] = None,
     ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
         "Shoe ranges per run whose partials are computed apart; default 1 without --master on a local OUT, "
         "else a range per core and one per 100,000 shoes."))] = None,

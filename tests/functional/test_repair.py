@@ -112,8 +112,15 @@ def delete_a_runs_log_entry(store: Store) -> tuple[str, dict]:
     return store.location(_commit("runs", 1)), FIRST
 
 
+def edit_a_runs_row(store: Store) -> tuple[str, dict]:
+    """A row changed by a Delta commit of its own, its files untouched: verify passed it as sound."""
+    rounds = read_run(store, "first").rounds
+    store.delta_table("runs").update({"rounds": "rounds + 1"}, predicate="run_id = 'first'")
+    return f"its runs row records {rounds + 1:,} rounds, the rounds files it lists hold {rounds:,}", FIRST
+
+
 DAMAGES = [truncate_a_file, random_bytes_in_a_file, delete_a_file, delete_a_log_entry, corrupt_a_log_entry,
-           corrupt_the_first_log_entry, lose_the_newest_log_entry, delete_a_runs_log_entry]
+           corrupt_the_first_log_entry, lose_the_newest_log_entry, delete_a_runs_log_entry, edit_a_runs_row]
 
 
 def _command(store_uri: str, parameters: dict) -> list[str]:

@@ -19,3 +19,11 @@ def test_flags_read_as_flags_in_every_help(cli, monkeypatch, columns, name):
     for option in command.params:
         names = " / ".join([*option.opts, *option.secondary_opts])
         assert names in out, (names, out)  # whole, never cut short
+
+
+
+def test_the_marts_help_said_its_master_defaults_to_local_star_but_without_one_no_spark_starts(cli):
+    status, out, err = cli("marts", "--help")
+    master = next(option for option in COMMAND.commands["marts"].params if option.name == "master")
+    assert status == 0 and " ".join(master.help.split()) in " ".join(out.split())
+    assert "local[*]" not in master.help and "without it, in this process" in master.help

@@ -12,7 +12,7 @@ from pipeline.errors import BaccaratError
 from pipeline.marts.engines import Engine, outcomes_table, road_cells
 from pipeline.play import Round, _BigRoad, play_session
 from pipeline.risk import RiskQuestion, net_distribution, risk
-from pipeline.systems import DERIVED_ROADS, known_systems, load_system
+from pipeline.systems import DERIVED_ROADS, MAX_MONEY, known_systems, load_system
 from pipeline.rule_sets import load_rule_set
 
 REQUIRED = ["flat_banker", "flat_player", "martingale_player_32", "martingale_player_512", "martingale_banker",
@@ -74,6 +74,17 @@ def test_a_bad_system_file_is_one_line(system_file, changes, message):
     with pytest.raises(BaccaratError) as error:
         load_system(system_file(changes))
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("amount", ["1e400", "50000000000000000", "1000000000000.01"])
+def test_a_bankroll_too_large_for_the_sessions_cents_was_a_traceback_in_the_spark_task(amount):
+    """The backtest plays in 64-bit cents and writes decimal(18,2): an amount past MAX_MONEY is refused
+    when the system is validated, in one line, before any task starts."""
+    with pytest.raises(BaccaratError) as error:
+        load_system("flat_banker").with_session(bankroll=Decimal(amount))
+    assert "session.bankroll: Input should be less than or equal to 1000000000000" in str(error.value)
+    assert "\n" not in str(error.value)
+    assert load_system("flat_banker").with_session(bankroll=MAX_MONEY).session.bankroll == MAX_MONEY
 
 
 def test_an_unknown_system_is_one_line_naming_the_known_ones():
