@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from spark_jobs import simulate_with_marts
+from venv_cache import cached_venv
 
 from pipeline.marts.publish import PUBLISHES
 from pipeline.report import build_report
@@ -280,14 +282,18 @@ print(json.dumps(answers))
 """
 
 
-def test_duckdb_1_5_6_refuses_and_answers_the_same(published, tmp_path):
+@pytest.fixture
+def duckdb_1_5_6() -> Iterator[Path]:
+    """A venv holding DuckDB 1.5.6, kept between runs (tests/functional/venv_cache.py; a name of its own, so
+    that it and the oldest DuckDB's venv of tests/functional/test_superset.py do not replace each other)."""
+    with cached_venv("serving-duckdb", ["duckdb==1.5.6"], None, os.environ | {"PIP_COMPILE": "false"}) as venv:
+        yield venv
+
+
+def test_duckdb_1_5_6_refuses_and_answers_the_same(published, tmp_path, duckdb_1_5_6):
     """The version Superset's [duckdb] extra installs: side effects refused (1.5.6 aborts the process on
     enable_logging to a file), queries answered, PRAGMAs alike, as on the DuckDB of this suite."""
-    venv = tmp_path / "duckdb-1.5.6"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    install = subprocess.run([venv / "bin" / "pip", "install", "-q", "duckdb==1.5.6"], capture_output=True,
-                             text=True, env=os.environ | {"PIP_COMPILE": "false"}, timeout=600)
-    assert install.returncode == 0, install.stderr
+    venv = duckdb_1_5_6
     statements = [s.format(outside=tmp_path / "log") for s in SIDE_EFFECTS] + ANSWERED + ["PRAGMA enable_profiling"]
     answers = [json_run(python, published, statements) for python in (venv / "bin" / "python", sys.executable)]
     assert answers[0] == answers[1]
