@@ -17,7 +17,8 @@ LONGEST_FIRST = ("test_airflow.py", "test_faults.py", "test_superset.py", "test_
                  "test_marts_cluster.py", "test_cluster.py",
                  "test_backtest.py", "test_marts.py", "test_serving.py", "test_simulate_cli.py",
                  "test_marts_bounded.py", "test_cdf_simulate.py", "test_banque.py", "test_storage.py",
-                 "test_composition.py", "test_banque_simulate.py", "test_repair.py", "test_sql.py")
+                 "test_composition.py", "test_banque_simulate.py", "test_repair.py", "test_sql.py",
+                 "test_games.py", "test_roads_parity.py", "test_user_files.py")
 
 
 def on_the_s3_server(item) -> bool:
