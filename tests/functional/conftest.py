@@ -10,10 +10,15 @@ from local_s3 import aws_environment, s3_server
 
 from pipeline.spark import spark_session
 
-# The modules that take longest, longest first: `--dist loadfile --no-loadscope-reorder` (.ci/run) hands the
-# modules to the workers in this order, so that none of them starts when the other workers are nearly done
+# The modules that take longest, longest first: `--dist loadfile --no-loadscope-reorder` (pyproject.toml) hands
+# the modules to the workers in this order, so that none of them starts when the other workers are nearly done.
+# The servers' modules lead the whole suite; the others lead the not-slow tier, both tiers' in one list.
 LONGEST_FIRST = ("test_airflow.py", "test_faults.py", "test_superset.py", "test_exit_codes.py",
-                 "test_marts_cluster.py", "test_cluster.py")
+                 "test_marts_cluster.py", "test_cluster.py",
+                 "test_backtest.py", "test_marts.py", "test_serving.py", "test_simulate_cli.py",
+                 "test_marts_bounded.py", "test_cdf_simulate.py", "test_banque.py", "test_storage.py",
+                 "test_composition.py", "test_banque_simulate.py", "test_repair.py", "test_sql.py",
+                 "test_games.py", "test_roads_parity.py", "test_user_files.py")
 
 
 def on_the_s3_server(item) -> bool:

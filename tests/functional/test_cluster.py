@@ -72,6 +72,7 @@ def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
             process.wait(timeout=30)
 
 
+@pytest.mark.slow  # a standalone master of its own
 def test_the_master_probe_leaves_no_error_trace_in_a_real_masters_log(tmp_path):
     """Every command given --master probes it first: a real master answers the probe without logging it."""
     with standalone_cluster(tmp_path, workers=0) as (url, _, _):

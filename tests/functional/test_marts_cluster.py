@@ -19,6 +19,7 @@ from spark_jobs import built_tables, simulate
 from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
+import pipeline.spark
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
 from pipeline.marts.cluster import spark_ranges
@@ -185,10 +186,11 @@ def test_an_unreachable_master_is_a_failure_of_the_world_and_writes_nothing(cli,
 
 @pytest.mark.parametrize("command", [["marts"], ["simulate", "--shoes", "5", "--seed", "1"]], ids=["marts", "simulate"])
 def test_a_master_that_accepts_connections_but_is_no_spark_master_is_one_line_not_a_hang(
-        cli, runs, tmp_path, command):
+        cli, runs, tmp_path, command, monkeypatch):
     """A port whose connections the kernel accepts and nothing answers: Spark itself would wait 80-100 s
     for its registration, then print a Java trace. The bound is a hang guard, not a speed test: the check
-    itself takes its few seconds of connect timeout."""
+    itself takes its connect timeout, shortened here (nothing on the port ever answers, however long)."""
+    monkeypatch.setattr(pipeline.spark, "MASTER_CONNECT_SECONDS", 1)
     folder = tmp_path / "out"
     shutil.copytree(runs["punto_banco"][0].out.local_path(), folder)
     before = listing(folder)

@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from spark_jobs import simulate_with_marts
+from venv_cache import cached_venv
 
 from pipeline.marts.publish import PUBLISHES
 from pipeline.report import build_report
@@ -41,6 +43,20 @@ def data(published, tmp_path) -> Path:
 def baccarat(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(["baccarat", *map(str, args)], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def baccarat_here(cli, monkeypatch):
+    """`baccarat ARGS` in the test's process, as baccarat() gives it, `env` set for the call: for the tests
+    of what a command answers (bounds, bad input, a moved folder), where its process is not what is tested."""
+    def run(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+        with monkeypatch.context() as patch:
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            status, out, err = cli(*args)
+        return subprocess.CompletedProcess(["baccarat", *map(str, args)], status, out, err)
+
+    return run
 
 
 def engine(path: Path, query: str = "") -> sa.Engine:
@@ -148,12 +164,12 @@ def readers_refuse_until_published_again(data: Path, why: str) -> None:
 
 # ------------------------------------------------------------------ bounds
 
-def test_a_runaway_query_is_stopped_at_the_timeout_in_one_line(published):
+def test_a_runaway_query_is_stopped_at_the_timeout_in_one_line(published, baccarat_here):
     started = time.monotonic()
-    done = baccarat("sql", "--out", published, "--timeout", "1", ENDLESS)
+    done = baccarat_here("sql", "--out", published, "--timeout", "1", ENDLESS)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
     assert "stopped after 1 s" in done.stderr and time.monotonic() - started < 60
-    by_environment = baccarat("sql", "--out", published, ENDLESS, env={"BACCARAT_SQL_TIMEOUT": "1"})
+    by_environment = baccarat_here("sql", "--out", published, ENDLESS, env={"BACCARAT_SQL_TIMEOUT": "1"})
     assert by_environment.returncode == 2 and "stopped after 1 s" in by_environment.stderr
 
 
@@ -167,23 +183,23 @@ SETTINGS = ("SELECT current_setting('threads') AS t, current_setting('memory_lim
             "current_setting('max_temp_directory_size') AS s, current_setting('temp_directory') AS d")
 
 
-def test_each_bound_from_the_command_line_and_the_environment(published, tmp_path):
+def test_each_bound_from_the_command_line_and_the_environment(published, tmp_path, baccarat_here):
     spill = tmp_path / "spill"
-    given = baccarat("sql", "--out", published, "--threads", "1", "--memory-limit", "300MB", "--temp-directory",
-                     spill, "--max-temp-directory-size", "1GB", SETTINGS)
+    given = baccarat_here("sql", "--out", published, "--threads", "1", "--memory-limit", "300MB",
+                          "--temp-directory", spill, "--max-temp-directory-size", "1GB", SETTINGS)
     assert given.returncode == 0, given.stderr
     header, row = given.stdout.splitlines()
     assert header == "t\tm\ts\td" and row.split("\t")[:3] == ["1", "286.1 MiB", "953.6 MiB"]
     assert row.split("\t")[3].startswith(f"{spill}/")  # a folder of its own in the one given
-    defaults = baccarat("sql", "--out", published, SETTINGS, env={"BACCARAT_SQL_THREADS": "1"})
+    defaults = baccarat_here("sql", "--out", published, SETTINGS, env={"BACCARAT_SQL_THREADS": "1"})
     threads, memory, _, spill = defaults.stdout.splitlines()[1].split("\t")
     assert defaults.returncode == 0 and (threads, memory) == ("1", "1.8 GiB")
     assert str(published) not in spill  # the spill goes outside the data
 
 
-def test_a_query_over_its_memory_is_one_line(published):
-    done = baccarat("sql", "--out", published, "--memory-limit", "20MB", "--max-temp-directory-size", "1MB",
-                    "SELECT count(DISTINCT range) FROM range(100000000)")
+def test_a_query_over_its_memory_is_one_line(published, baccarat_here):
+    done = baccarat_here("sql", "--out", published, "--memory-limit", "20MB", "--max-temp-directory-size", "1MB",
+                         "SELECT count(DISTINCT range) FROM range(100000000)")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Out of Memory" in done.stderr, done.stderr
 
 
@@ -193,8 +209,8 @@ def test_a_query_over_its_memory_is_one_line(published):
     (["--threads", "0"], "positive whole number"),
     (["--temp-directory", "{data}/spill"], "inside the data"),
 ])
-def test_bad_bounds_are_one_line(published, args, message):
-    done = baccarat("sql", "--out", published, *[a.format(data=published) for a in args], "SELECT 1")
+def test_bad_bounds_are_one_line(published, args, message, baccarat_here):
+    done = baccarat_here("sql", "--out", published, *[a.format(data=published) for a in args], "SELECT 1")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 
 
@@ -258,8 +274,8 @@ def test_what_analysts_write_is_answered(cli, published, statement):
         assert connection.exec_driver_sql(statement).fetchall()
 
 
-def test_a_lone_comment_or_unknown_option_is_one_line(published):
-    done = baccarat("sql", "--out", published, "--nope")
+def test_a_lone_comment_or_unknown_option_is_one_line(published, baccarat_here):
+    done = baccarat_here("sql", "--out", published, "--nope")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no statement" in done.stderr
 
 
@@ -280,14 +296,18 @@ print(json.dumps(answers))
 """
 
 
-def test_duckdb_1_5_6_refuses_and_answers_the_same(published, tmp_path):
+@pytest.fixture
+def duckdb_1_5_6() -> Iterator[Path]:
+    """A venv holding DuckDB 1.5.6, kept between runs (tests/functional/venv_cache.py; a name of its own, so
+    that it and the oldest DuckDB's venv of tests/functional/test_superset.py do not replace each other)."""
+    with cached_venv("serving-duckdb", ["duckdb==1.5.6"], None, os.environ | {"PIP_COMPILE": "false"}) as venv:
+        yield venv
+
+
+def test_duckdb_1_5_6_refuses_and_answers_the_same(published, tmp_path, duckdb_1_5_6):
     """The version Superset's [duckdb] extra installs: side effects refused (1.5.6 aborts the process on
     enable_logging to a file), queries answered, PRAGMAs alike, as on the DuckDB of this suite."""
-    venv = tmp_path / "duckdb-1.5.6"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    install = subprocess.run([venv / "bin" / "pip", "install", "-q", "duckdb==1.5.6"], capture_output=True,
-                             text=True, env=os.environ | {"PIP_COMPILE": "false"}, timeout=600)
-    assert install.returncode == 0, install.stderr
+    venv = duckdb_1_5_6
     statements = [s.format(outside=tmp_path / "log") for s in SIDE_EFFECTS] + ANSWERED + ["PRAGMA enable_profiling"]
     answers = [json_run(python, published, statements) for python in (venv / "bin" / "python", sys.executable)]
     assert answers[0] == answers[1]
@@ -305,27 +325,27 @@ def json_run(python, published, statements) -> dict:
 
 # ------------------------------------------------------------------ a data folder that moves
 
-def test_a_copied_data_folder_reads_its_own_files(published, tmp_path):
+def test_a_copied_data_folder_reads_its_own_files(published, tmp_path, baccarat_here):
     copy = tmp_path / "copy"
     shutil.copytree(published, copy, symlinks=True)
     moved = tmp_path / "original-moved"
     count = "SELECT (SELECT count(*) FROM rounds) AS rounds, (SELECT count(*) FROM shoe_summary) AS shoes"
-    expected = baccarat("sql", "--out", published, count).stdout
+    expected = baccarat_here("sql", "--out", published, count).stdout
     published.rename(moved)  # the original goes away: the copy still reads, from its own files
     try:
-        done = baccarat("sql", "--out", copy, count)
+        done = baccarat_here("sql", "--out", copy, count)
         assert done.returncode == 0 and done.stdout == expected, done.stderr
-        moved_again = baccarat("sql", "--out", moved, count)
+        moved_again = baccarat_here("sql", "--out", moved, count)
         assert moved_again.returncode == 0 and moved_again.stdout == expected, moved_again.stderr
     finally:
         moved.rename(published)
 
 
 @pytest.mark.parametrize("table", ["rounds", "marts/shoe_summary"])
-def test_a_view_whose_files_are_gone_names_the_run_the_file_and_the_repair(data, table):
+def test_a_view_whose_files_are_gone_names_the_run_the_file_and_the_repair(data, baccarat_here, table):
     gone = next((data / table).rglob("part-*.parquet"))
     gone.unlink()
-    done = baccarat("sql", "--out", data, "SELECT count(*) FROM bet_performance")
+    done = baccarat_here("sql", "--out", data, "SELECT count(*) FROM bet_performance")
     assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
     assert "run 'serving'" in done.stderr and str(gone) in done.stderr and f"baccarat marts --out {data} --warehouse" in done.stderr
 

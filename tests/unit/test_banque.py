@@ -5,6 +5,7 @@ and the bad input."""
 import itertools
 import json
 import random
+from collections import defaultdict
 from decimal import Decimal
 from fractions import Fraction
 from functools import cache
@@ -84,28 +85,35 @@ class Cards:
 
 
 def brute_force(prof: Profile, held: list[int], replacement: bool = True) -> tuple[list[Fraction], list[Fraction]]:
-    """(player wins, banker wins) per hand, by walking every card and every decision one at a time."""
+    """(player wins, banker wins) per hand, by walking every card and every decision one at a time. The
+    rest of a round depends on the first six cards through the hands' totals and the cards left only, so
+    deals alike in both are summed first and played on once."""
     cards = Cards(held, replacement)
     wins = {"player": [Fraction(0)] * 2, "banker": [Fraction(0)] * 2}
+    dealt_alike = defaultdict(Fraction)  # (totals, cards left): the chance of dealing them
+
     def deal(dealt: list[int], chance: Fraction):
         if len(dealt) < 6:
             for v, p in cards.choices():
                 deal(dealt + [v], chance * p)
             return
-        hands = [[dealt[0], dealt[3]], [dealt[1], dealt[4]], [dealt[2], dealt[5]]]
-        for weight, finals, paid in _play(prof, cards, hands):
+        totals = tuple((dealt[h] + dealt[h + 3]) % 10 for h in range(3))
+        dealt_alike[totals, tuple(cards.held)] += chance
+    deal([], Fraction(1))
+    for (totals, left), chance in dealt_alike.items():
+        cards.held = list(left)
+        for weight, finals, paid in _play(prof, cards, list(totals)):
             for h in range(2):
                 if paid[h] or finals[h] > finals[2]:
                     wins["player"][h] += chance * weight
                 elif finals[h] < finals[2]:
                     wins["banker"][h] += chance * weight
-    deal([], Fraction(1))
     return wins["player"], wins["banker"]
 
 
-def _play(prof, cards: Cards, hands):
-    """(probability, final totals, natural paid per hand) of every way the round can go on."""
-    totals = [sum(hand) % 10 for hand in hands]
+def _play(prof, cards: Cards, totals: list[int]):
+    """(probability, final totals, natural paid per hand) of every way the round can go on from the
+    hands' two-card totals."""
     if totals[2] >= 8 or (totals[0] >= 8 and totals[1] >= 8):
         return [(Fraction(1), totals, [False, False])]
     paid = [totals[h] >= 8 for h in range(2)]
