@@ -32,8 +32,8 @@ def marts(
     master: Annotated[str | None, typer.Option(help="Spark master URL whose tasks compute the shoe ranges' "
                                                     "partials; without it, in this process.")] = None,
     ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
-        "Shoe ranges per run whose partials are computed apart; default 1 without --master on a local OUT, "
-        "else a range per core and one per 100,000 shoes."))] = None,
+        "Shoe ranges per run whose partials are computed apart; default one per 100,000 shoes, and with "
+        "--master at least one per core."))] = None,
 ) -> None:
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;
     with --master, the rounds are read and aggregated by Spark tasks, a shoe range each."""
@@ -55,8 +55,7 @@ def marts(
         run_ranges, parallelism = _range_runner(master, out)
         for run in runs:
             started = time.monotonic()
-            single = run_ranges is in_process  # else each range's files are held in memory once
-            count = ranges or (1 if single else default_ranges(run.record.shoes, parallelism))
+            count = ranges or default_ranges(run.record.shoes, parallelism)
             write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
             on = "" if run_ranges in (in_process, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
             print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
