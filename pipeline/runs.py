@@ -5,7 +5,6 @@ import json
 import os
 import re
 import shlex
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
@@ -14,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from pipeline.at_once import each_at_once
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
@@ -350,8 +350,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
         else:
             sound.append(entry)
     hashed = [f.path for f in sound if checksums is True or (checksums and f.path in checksums)]
-    with ThreadPoolExecutor(os.cpu_count()) as pool:  # hashing and reading release the GIL
-        digests = dict(zip(hashed, pool.map(store.sha256, hashed)))
+    digests = dict(zip(hashed, each_at_once(store.sha256, hashed, os.cpu_count())))  # hashing releases the GIL
     for entry in sound:
         if entry.path in digests and digests[entry.path] != entry.sha256:
             problems.append(f"data file fails its checksum: {store.location(entry.path)}")

@@ -189,16 +189,19 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
             viewed = out.is_local and name in PER_SHOE_MARTS and files
             paths = [os.path.relpath(f, base) if viewed else here[f] for f in files]
             columns = ", ".join(contract(name).arrow(tuple(BET_KINDS)).names)
-            source = (f"(SELECT {columns} FROM read_parquet({sql_list(paths)}, "
-                      "hive_partitioning = true, union_by_name = true))" if files else _empty(name))
+            source = f"(SELECT {columns} FROM {_scan(paths)})" if files else _empty(name)
             con.execute(f"CREATE {'VIEW' if viewed else 'TABLE'} {name} AS SELECT * FROM {source}")
         if out.is_local:
             for table in ("rounds", "shoes"):
                 files = [os.path.relpath(out.reader_path(f.path), base)
                          for run_id in runs for f in records[run_id].files_of(table)]
-                source = (f"read_parquet({sql_list(files)}, hive_partitioning = true, union_by_name = true)"
-                          if files else _empty(table))
+                source = _scan(files) if files else _empty(table)
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+
+
+def _scan(paths: list[str]) -> str:
+    """DuckDB's scan of Parquet files of OUT's tables, the run_id column from their folders' names."""
+    return f"read_parquet({sql_list(paths)}, hive_partitioning = true, union_by_name = true)"
 
 
 @contextlib.contextmanager

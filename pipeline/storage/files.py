@@ -8,11 +8,11 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 
+from pipeline.at_once import each_at_once
 from pipeline.atomic import TEMPORARY_PREFIX
 from pipeline.storage.errors import StorageError, first_line
 from pipeline.storage.layout import data_file, run_folder
@@ -140,7 +140,5 @@ class DataFiles:
                     raise OSError(f"cannot read {reader_path}: {first_line(error)}") from None
                 return copies.reader_path(relative), digest.hexdigest()
 
-            with ThreadPoolExecutor(min(8, max(1, len(reader_paths)))) as pool:  # reading releases the GIL
-                copied = dict(zip(reader_paths, pool.map(copy, reader_paths)))
-            yield copied
+            yield dict(zip(reader_paths, each_at_once(copy, reader_paths, 8)))  # reading releases the GIL
 
