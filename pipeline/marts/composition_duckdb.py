@@ -7,8 +7,7 @@ import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
 from pipeline.marts.range_views import files_relation, range_connection
-from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
-                                     in_process)
+from pipeline.marts.partials import COMPOSITION_MERGED, Family, ShoeRange, composition_family
 from pipeline.marts.roads_duckdb import sql
 
 
@@ -37,7 +36,7 @@ def composition_marts(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
     return finals(range_partials(con))
 
 
-def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
+def partials(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...]) -> dict[str, pa.Table]:
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     with range_connection(run.out, shoes) as con:
         files_relation(con, "round_ev", list(round_ev), shoes)
@@ -46,7 +45,6 @@ def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict
         return range_partials(con)
 
 
-def build_composition_marts(run: RunInput, round_ev: list[str], ranges: int = 1,
-                            run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """The composition marts of one run from its round_ev files and its rounds, over `ranges` shoe ranges."""
-    return build_composition_from_partials(partials, finals, run, round_ev, ranges, run_ranges)
+def family(run: RunInput) -> Family:
+    """The composition marts of one run, by ranges of its shoes, from its round_ev files and its rounds."""
+    return composition_family(partials, finals, run)

@@ -12,8 +12,7 @@ import pyarrow as pa
 
 from pipeline.marts.inputs import COMPOSITION_MARTS, RunInput
 from pipeline.marts.partials_polars import arrow_table, range_scan
-from pipeline.marts.partials import (COMPOSITION_MERGED, RangeRunner, ShoeRange, build_composition_from_partials,
-                                     in_process)
+from pipeline.marts.partials import COMPOSITION_MERGED, Family, ShoeRange, composition_family
 
 BUCKET = 26  # unseen cards per depth bucket
 PERCENTILES = {"p01": 1, "p50": 50, "p99": 99}  # in % of a bucket's rounds
@@ -178,7 +177,7 @@ def composition_marts(round_ev: pl.LazyFrame, rounds: pl.LazyFrame) -> dict[str,
     return finals(range_partials(round_ev, rounds))
 
 
-def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict[str, pa.Table]:
+def partials(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...]) -> dict[str, pa.Table]:
     """The composition partials of one range of a run's shoes, from its round_ev files and its rounds."""
     options = run.out.polars_options()
     in_range = pl.col("shoe_id").is_between(shoes.first, shoes.last - 1)
@@ -186,7 +185,6 @@ def partials(run: RunInput, round_ev: tuple[str, ...], shoes: ShoeRange) -> dict
     return range_partials(evs, range_scan(shoes.rounds, shoes, options, run_row=False))
 
 
-def build_composition_marts(run: RunInput, round_ev: list[str], ranges: int = 1,
-                            run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """The composition marts of one run from its round_ev files and its rounds, over `ranges` shoe ranges."""
-    return build_composition_from_partials(partials, finals, run, round_ev, ranges, run_ranges)
+def family(run: RunInput) -> Family:
+    """The composition marts of one run, by ranges of its shoes, from its round_ev files and its rounds."""
+    return composition_family(partials, finals, run)

@@ -5,7 +5,7 @@ import pyarrow as pa
 from pipeline.errors import BaccaratError
 from pipeline.marts.choices import Engine
 from pipeline.marts.inputs import RunInput
-from pipeline.marts.partials import RangeRunner, in_process
+from pipeline.marts.partials import RangeRunner, build_by_ranges, in_process
 from pipeline.marts.publish import WrittenMart
 
 
@@ -15,28 +15,17 @@ MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the ro
 def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
                 run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
     """Every mart of one run, from the partials of `ranges` ranges of its shoes run by run_ranges
-    (pipeline/marts/partials.py), shoe_summary as the files the ranges wrote; its composition marts (by the
-    same ranges) when it has round_ev rows and its system marts when it has sessions rows (in one process)."""
+    (pipeline/marts/partials.py), shoe_summary as the files the ranges wrote; with its composition marts
+    (from the same tasks, which read each file of a range once) when it has round_ev rows, and its
+    system marts (in one process) when it has sessions rows."""
     if engine is Engine.duckdb:
-        from pipeline.marts import marts_duckdb as chosen
+        from pipeline.marts import composition_duckdb as composition, marts_duckdb as marts
     else:
-        from pipeline.marts import marts_polars as chosen
-    return (chosen.build_marts(run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
-            | build_composition_marts(engine, run, ranges, run_ranges) | build_system_marts(engine, run))
-
-
-def build_composition_marts(engine: Engine, run: RunInput, ranges: int = 1,
-                            run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """The composition marts of a run from its round_ev rows and rounds, by ranges of its shoes run by
-    run_ranges; none for a run without round_ev rows."""
-    round_ev = run.added_files("round_ev")
-    if not round_ev:
-        return {}
-    if engine is Engine.duckdb:
-        from pipeline.marts import composition_duckdb as chosen
-    else:
-        from pipeline.marts import composition_polars as chosen
-    return chosen.build_composition_marts(run, round_ev, ranges, run_ranges)
+        from pipeline.marts import composition_polars as composition, marts_polars as marts
+    families = [marts.family(run, road_cells_shoes, road_stats_shoes)]
+    if round_ev := run.added_files("round_ev"):
+        families.append(composition.family(run))
+    return build_by_ranges(run, families, round_ev, ranges, run_ranges) | build_system_marts(engine, run)
 
 
 def build_system_marts(engine: Engine, run: RunInput) -> dict[str, pa.Table]:

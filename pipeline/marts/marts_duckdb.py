@@ -6,8 +6,8 @@ queries over the merged partials (pipeline/marts/partials.py)."""
 import pyarrow as pa
 
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import RangeRunner, ShoeRange, build_from_partials, in_process
-from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart, write_part
+from pipeline.marts.partials import Family, ShoeRange, marts_family
+from pipeline.marts.publish import PER_SHOE_MARTS, write_part
 from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
@@ -59,8 +59,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
     return tables
 
 
-def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
-    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals); shoe_summary
-    as the files its range tasks wrote."""
-    return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
+def family(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> Family:
+    """Every mart of one run, by ranges of its shoes (see finals); shoe_summary as the files its range
+    tasks write."""
+    return marts_family(partials, finals, run, road_cells_shoes, road_stats_shoes)

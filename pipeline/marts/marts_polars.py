@@ -12,9 +12,9 @@ import pyarrow as pa
 
 from pipeline.marts import roads_polars
 from pipeline.marts.inputs import MARTS, RunInput
-from pipeline.marts.partials import RangeRunner, build_from_partials, in_process
+from pipeline.marts.partials import Family, marts_family
 from pipeline.marts.partials_polars import SESSION, arrow_table, nets_of, partials, session_horizon
-from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
+from pipeline.marts.publish import PER_SHOE_MARTS
 
 HORIZONS = ("round", "shoe", "session_100", "session_1000")
 ENTRY_ROADS = ("big_road", *roads_polars.DERIVED_ROADS)
@@ -259,8 +259,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
     return {name: tables[name] for name in MARTS if name not in PER_SHOE_MARTS}
 
 
-def build_marts(run: RunInput, road_cells_shoes: int, road_stats_shoes: int = 0, ranges: int = 1,
-                run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
-    """Every mart of one run, from the partials of `ranges` ranges of its shoes (see finals); shoe_summary
-    as the files its range tasks wrote."""
-    return build_from_partials(partials, finals, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
+def family(run: RunInput, road_cells_shoes: int, road_stats_shoes: int) -> Family:
+    """Every mart of one run, by ranges of its shoes (see finals); shoe_summary as the files its range
+    tasks write."""
+    return marts_family(partials, finals, run, road_cells_shoes, road_stats_shoes)

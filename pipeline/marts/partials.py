@@ -164,10 +164,10 @@ def merge_partials(results: list[dict[str, pa.Table]], merging: dict[str, dict[s
     return {name: merge(how, [result[name] for result in results]) for name, how in merging.items()}
 
 
-RangeRunner = Callable[[Callable[[ShoeRange], dict[str, pa.Table]], list[ShoeRange]], list[dict[str, pa.Table]]]
+RangeRunner = Callable[[Callable[[ShoeRange], object], list[ShoeRange]], list]
 
 
-def in_process(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[ShoeRange]) -> list[dict[str, pa.Table]]:
+def in_process(task: Callable[[ShoeRange], object], ranges: list[ShoeRange]) -> list:
     return [task(shoes) for shoes in ranges]
 
 
@@ -176,7 +176,7 @@ def in_process(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[Sh
 _FETCHING, _BUILDING = threading.Lock(), threading.Lock()
 
 
-def two_at_once(task: Callable[[ShoeRange], dict[str, pa.Table]], ranges: list[ShoeRange]) -> list[dict[str, pa.Table]]:
+def two_at_once(task: Callable[[ShoeRange], object], ranges: list[ShoeRange]) -> list:
     """In this process, two ranges at a time: on an object store one range's fetch overlaps the build of
     the range before it."""
     return each_at_once(task, ranges, threads=2)
@@ -196,16 +196,15 @@ def _moved(files: tuple[RangeFile, ...], copies: dict[str, tuple[str, str]]) -> 
 def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ()) \
         -> Iterator[tuple[ShoeRange, tuple[str, ...]]]:
     """The range and the run's round_ev files (reader paths) as the range's task reads them: unchanged on
-    a local OUT; else copies of the range's files in a local folder (its rounds and shoes files, or with
-    round_ev files its rounds and those), each rounds and shoes copy checked against its runs row (an
+    a local OUT; else copies of the range's files in a local folder (its rounds and shoes files and the
+    round_ev files holding its shoes), each rounds and shoes copy checked against its runs row (an
     OSError naming the file and the repair). What the task writes still goes to the run's store."""
     if run.out.is_local:
         yield shoes, round_ev
         return
     # a range no round_ev file holds still reads one, whose columns its empty relation takes
     round_ev = tuple(path for path in round_ev if _holds_range(path, shoes)) or round_ev[:1]
-    held = shoes.rounds + (() if round_ev else shoes.shoes)  # the composition partials read no shoes rows
-    wanted = list(dict.fromkeys([file.path for file in held] + list(round_ev)))
+    wanted = list(dict.fromkeys([file.path for file in shoes.rounds + shoes.shoes] + list(round_ev)))
     recorded = {run.out.reader_path(entry.path): entry.sha256 for entry in run.record.files}
     with contextlib.ExitStack() as fetched:
         with _FETCHING:
@@ -214,36 +213,60 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
             if path in recorded and digest != recorded[path]:
                 raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
                               f"repair: {repair_command(run.out, run.record)}")
-        local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=() if round_ev else _moved(shoes.shoes, copies))
+        local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=_moved(shoes.shoes, copies))
         yield local, tuple(copies[path][0] for path in round_ev)
 
 
-def _marts_of_range(partials_of: Callable, run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
-    with local_range(run, shoes) as (shoes_here, _), _BUILDING:
-        return partials_of(run, shoes_here, sample_shoes=sample_shoes)
+@dataclass(frozen=True)
+class Family:
+    """Marts as one engine builds them by ranges: a range's partials (of(shoes, round_ev), given the range
+    and the run's round_ev files as the range's task reads them), how each partial merges (as MERGED
+    says), and the marts from the merged partials (finals(merged))."""
+
+    of: Callable[[ShoeRange, tuple[str, ...]], dict[str, pa.Table]]
+    merging: dict[str, dict[str, str]]
+    finals: Callable[[dict[str, pa.Table]], dict[str, pa.Table | WrittenMart]]
 
 
-def _composition_of_range(partials_of: Callable, run: RunInput, round_ev: tuple[str, ...],
-                          shoes: ShoeRange) -> dict[str, pa.Table]:
-    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), _BUILDING:
-        return partials_of(run, round_ev_here, shoes_here)
+def marts_family(partials_of: Callable, finals: Callable, run: RunInput, road_cells_shoes: int,
+                 road_stats_shoes: int) -> Family:
+    """A run's marts from an engine's partials_of(run, shoes, sample_shoes) and finals(run, merged,
+    road_cells_shoes, road_stats_shoes); the marts the range tasks wrote (PER_SHOE_MARTS) as their files."""
+    sample_shoes = road_sample_shoes(road_cells_shoes, road_stats_shoes)
+    return Family(partial(_marts_partials, partials_of, run, sample_shoes), MERGED,
+                  partial(_marts_finals, finals, run, road_cells_shoes, road_stats_shoes))
 
 
-def build_from_partials(partials_of: Callable, finals: Callable, run: RunInput, road_cells_shoes: int,
-                        road_stats_shoes: int, ranges: int = 1,
-                        run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
-    """The marts of a run from an engine's partials_of(run, shoes, sample_shoes) over `ranges` shoe
-    ranges, run by run_ranges, merged here, and the engine's finals(run, merged, road_cells_shoes,
-    road_stats_shoes); the marts the range tasks wrote (PER_SHOE_MARTS) as their files."""
-    task = partial(_marts_of_range, partials_of, run, sample_shoes=road_sample_shoes(road_cells_shoes, road_stats_shoes))
-    merged = merge_partials(run_ranges(task, plan_ranges(run, ranges, build_id())), MERGED)
+def _marts_partials(partials_of: Callable, run: RunInput, sample_shoes: int, shoes: ShoeRange,
+                    round_ev: tuple[str, ...]) -> dict[str, pa.Table]:
+    return partials_of(run, shoes, sample_shoes=sample_shoes)
+
+
+def _marts_finals(finals: Callable, run: RunInput, road_cells_shoes: int, road_stats_shoes: int,
+                  merged: dict[str, pa.Table]) -> dict[str, pa.Table | WrittenMart]:
     written = {name: WrittenMart(tuple(merged.pop(name).to_pylist())) for name in PER_SHOE_MARTS}
     return finals(run, merged, road_cells_shoes, road_stats_shoes) | written
 
 
-def build_composition_from_partials(partials_of: Callable, finals: Callable, run: RunInput, round_ev: list[str],
-                                    ranges: int = 1, run_ranges: RangeRunner = in_process) -> dict[str, pa.Table]:
-    """The composition marts of a run from an engine's partials_of(run, round_ev, shoes) over `ranges` shoe
-    ranges, run by run_ranges, merged here, and the engine's finals(merged)."""
-    task = partial(_composition_of_range, partials_of, run, tuple(round_ev))
-    return finals(merge_partials(run_ranges(task, plan_ranges(run, ranges)), COMPOSITION_MERGED))
+def composition_family(partials_of: Callable, finals: Callable, run: RunInput) -> Family:
+    """A run's composition marts from an engine's partials_of(run, shoes, round_ev) and finals(merged)."""
+    return Family(partial(partials_of, run), COMPOSITION_MERGED, finals)
+
+
+def _partials_of_range(families: tuple[Family, ...], run: RunInput, round_ev: tuple[str, ...],
+                       shoes: ShoeRange) -> list[dict[str, pa.Table]]:
+    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), _BUILDING:
+        return [family.of(shoes_here, round_ev_here) for family in families]
+
+
+def build_by_ranges(run: RunInput, families: list[Family], round_ev: list[str] = (), ranges: int = 1,
+                    run_ranges: RangeRunner = in_process) -> dict[str, pa.Table | WrittenMart]:
+    """The marts of each family of a run over `ranges` shoe ranges run by run_ranges: one task per range
+    computes every family's partials from one read of the range's files (and of the run's round_ev
+    files, `round_ev`), and each family's partials merge here into its marts."""
+    task = partial(_partials_of_range, tuple(families), run, tuple(round_ev))
+    results = run_ranges(task, plan_ranges(run, ranges, build_id()))
+    marts = {}
+    for index, family in enumerate(families):
+        marts |= family.finals(merge_partials([result[index] for result in results], family.merging))
+    return marts

@@ -24,7 +24,8 @@ from pipeline.errors import BaccaratError
 from pipeline.games.pairs import StrategyPair, strategy_pair
 from pipeline.games.strategies import known_strategies, load_strategy
 from pipeline.games.value import pair_value
-from pipeline.marts import marts_duckdb, marts_polars
+from pipeline.marts.choices import Engine
+from pipeline.marts.engines import build_marts
 from pipeline.marts.inputs import load_run
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import read_run
@@ -210,7 +211,7 @@ def test_punto_banco_files_have_no_decision_columns_and_the_table_gives_them_nul
 def casino_marts(runs):
     out, records = runs
     run = load_run(Store.parse(str(out)), records["casino"].run_id)
-    return run, marts_duckdb.build_marts(run, 20, 0), marts_polars.build_marts(run, 20, 0)
+    return run, build_marts(Engine.duckdb, run, 20, 0), build_marts(Engine.polars, run, 20, 0)
 
 
 def test_bet_performance_compares_with_the_pairs_exact_value(casino_marts, runs):

@@ -131,7 +131,7 @@ def test_composition_partials_of_several_ranges_merge_by_key(runs, engine):
     run, _ = runs["ez_baccarat"]
     chosen = composition_duckdb if engine is Engine.duckdb else composition_polars
     round_ev = tuple(run.added_files("round_ev"))
-    results = [chosen.partials(run, round_ev, shoes) for shoes in plan_ranges(run, 3)]
+    results = [chosen.partials(run, shoes, round_ev) for shoes in plan_ranges(run, 3)]
     assert all(result["perfect_bets"].num_rows > 0 for result in results)
     for name, merging in COMPOSITION_MERGED.items():
         merged = merge(merging, [result[name] for result in results])

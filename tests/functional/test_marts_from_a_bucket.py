@@ -64,9 +64,10 @@ def _copy_of(run):
 @pytest.mark.parametrize("engine", list(Engine))
 def test_the_marts_read_every_byte_of_a_run_in_a_bucket_twice_a_checksum_pass_then_the_tasks(bucket_run, engine,
                                                                                            s3_log, monkeypatch):
-    """Each object of the run is fetched whole once by each pass of tasks that reads it (by the task of the
-    range holding it, which checks its checksum): no pass over every byte before the tasks (load_run
-    hashes nothing on an object store), and no query reads the bucket again."""
+    """Each object of the run is fetched whole once, by the task of the range holding it, which checks its
+    checksum and computes the marts and the composition marts from it: no pass over every byte before the
+    tasks (load_run hashes nothing on an object store), no second pass of tasks for the composition marts
+    (which read every rounds object again), and no query reads the bucket again."""
     in_bucket, on_disk = bucket_run
     monkeypatch.setattr(Store, "sha256", lambda self, relative: pytest.fail(f"{relative} hashed before the tasks"))
     copy = _copy_of(in_bucket)
@@ -77,9 +78,9 @@ def test_the_marts_read_every_byte_of_a_run_in_a_bucket_twice_a_checksum_pass_th
     built = built_tables(copy, build_marts(engine, run, ROAD_CELLS_SHOES, 0))
     served = s3_log.read_text().splitlines()[served_before:]
     fetched = {path: sum(f"GET /{path} " in line for line in served) for path in objects}
-    # the marts' tasks read rounds and shoes; the composition marts' tasks rounds again, and round_ev files
-    # once their footers are checked against the contract
-    assert fetched == {path: 1 if "/shoes/" in path else 2 for path in objects}
+    # the range tasks read rounds and shoes once for the marts and the composition marts alike, and round_ev
+    # files once their footers are checked against the contract
+    assert fetched == {path: 2 if "/round_ev/" in path else 1 for path in objects}
     assert_same_marts(built, built_tables(on_disk.out, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)))
 
 

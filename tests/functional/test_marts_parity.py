@@ -8,7 +8,8 @@ import pytest
 from spark_jobs import built_tables, simulate
 from polars.testing import assert_frame_equal
 
-from pipeline.marts import marts_duckdb, marts_polars
+from pipeline.marts.choices import Engine
+from pipeline.marts.engines import build_marts
 from pipeline.marts.inputs import MARTS, load_run
 from pipeline.storage import Store
 
@@ -28,8 +29,8 @@ def marts(spark, tmp_path_factory):
     for rules, seed, shoes, partitions, road_stats_shoes in RUNS:
         record = simulate(spark, out, rules=rules, seed=seed, shoes=shoes, partitions=partitions)
         run = load_run(Store.parse(str(out)), record.run_id)
-        built[rules] = tuple(built_tables(run.out, module.build_marts(run, ROAD_CELLS_SHOES, road_stats_shoes))
-                             for module in (marts_duckdb, marts_polars))
+        built[rules] = tuple(built_tables(run.out, build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes))
+                             for engine in (Engine.duckdb, Engine.polars))
     return built
 
 
