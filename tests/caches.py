@@ -1,5 +1,5 @@
 """The folder where the tests keep what outlives a run: the server tests' venvs
-(tests/functional/venv_cache.py) and numba's compiled kernels (tests/conftest.py)."""
+(tests/functional/venv_cache.py), numba's compiled kernels and Python's bytecode (tests/conftest.py)."""
 
 import os
 from pathlib import Path

@@ -5,6 +5,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 from importlib.metadata import PackageNotFoundError, version
 
 import pytest
@@ -16,6 +17,12 @@ from pipeline.config_files import resource
 # numba's compiled kernels (pipeline/session_kernel.py caches them), for the tests' processes and the Spark
 # workers they start, go to the tests' cache folder rather than beside the sources
 os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_folder() / "numba"))
+# So does Python's bytecode of the package and the tests, written even where PYTHONDONTWRITEBYTECODE is set
+# (there every worker, CLI process and Spark Python worker of the suite compiled every module it imported,
+# and pytest rewrote every test module's asserts again in each worker)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", str(cache_folder() / "pycache"))
+sys.dont_write_bytecode, sys.pycache_prefix = False, os.environ["PYTHONPYCACHEPREFIX"]
 
 REPORTED_PACKAGES = ("pyspark", "duckdb", "polars", "deltalake", "pyarrow")
 
