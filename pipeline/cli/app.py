@@ -1,6 +1,7 @@
 """The typer app, the option types the commands share, and the way a command's end becomes an exit
 status: bad input 2, a failure of the world 1, an interrupt 130, each with one line on stderr."""
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -86,12 +87,59 @@ DUCKDB_INTERRUPTED = "Query interrupted"  # the RuntimeError's message (DuckDB 2
 READER_GONE = 141  # 128 + SIGPIPE: a shell's status for a command whose reader closed the pipe first
 
 
+class ReaderWatch:
+    """stdout or stderr for a reader that may leave (`baccarat run | head -1`): the first write that finds
+    the pipe closed points the stream's descriptor at os.devnull, so that what follows goes nowhere and
+    the command carries on to its end; `gone` remembers it. Other failures (a full disk) still raise."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        self._watched(self._stream.write, text)
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._watched(self._stream.flush)
+
+    def _watched(self, action, *args) -> None:
+        try:
+            action(*args)
+        except BrokenPipeError:
+            self.gone = True
+            self._to_devnull()
+
+    def _to_devnull(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor: every write is dropped here
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
+    """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
+    leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        argv = ["--help"]
-    stdout = sys.stdout
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = watched = ReaderWatch(sys.stdout), ReaderWatch(sys.stderr)
+    try:
+        status = _command_status(argv or ["--help"])
+    finally:
+        sys.stdout, sys.stderr = streams
+    return READER_GONE if status == 0 and any(stream.gone for stream in watched) else status
+
+
+def _command_status(argv: list[str]) -> int:
     try:
         result = typer.main.get_command(app).main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
@@ -108,10 +156,6 @@ def main(argv: list[str] | None = None) -> int:
     except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
         print(f"error: {error}", file=sys.stderr)
         return error.exit_status
-    except SystemExit:
-        if sys.stdout is not stdout:  # typer's answer to a closed pipe (EPIPE): stdout swapped, exit 1
-            return READER_GONE
-        raise
     except OSError as error:  # what no command words itself, such as output to a full disk (`> /dev/full`)
         where = f": {error.filename}" if error.filename else ""
         print(f"error: {error.strerror or error}{where}", file=sys.stderr)
