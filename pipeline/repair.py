@@ -73,7 +73,7 @@ def added_problems(store: Store, run: RunRecord, table: str) -> list[str]:
                 f"{store.location(f['path'])}" for f, size in missized]
     damaged = {f["path"] for f, _ in missized}
     sound = [f for f in files if f["path"] not in damaged]
-    problems += [why for f in sound if (why := contract_problem(store, f["path"], table, run.bets))]
+    problems += [why for f in sound if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"]))]
     return [f"run {run.run_id!r}: {why}; repair: {added_repair(store, table, run.run_id)}" for why in problems]
 
 

@@ -275,13 +275,18 @@ def repair_command(store: Store, run: RunRecord) -> str:
     return shlex.join([*words, "--overwrite"])
 
 
-def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False) -> str | None:
-    """What breaks the contract of `table` (schemas/) in the data file at `path`, or None."""
+def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False,
+                     rows: int | None = None) -> str | None:
+    """What breaks the contract of `table` (schemas/) in the data file at `path`, or a row count in its
+    Parquet footer other than `rows` (the count recorded for it, when known), or None. Reads the footer alone."""
     where = store.location(path)
     try:
-        found = pq.read_schema(store.fs_path(path), filesystem=store.filesystem)
+        footer = pq.read_metadata(store.fs_path(path), filesystem=store.filesystem)
+        found = footer.schema.to_arrow_schema()
     except (OSError, pa.ArrowInvalid) as error:
         return f"{where} is not a readable Parquet file: {first_line(error)}"
+    if rows is not None and footer.num_rows != rows:
+        return f"data file holds {footer.num_rows:,} rows by its Parquet footer, {rows:,} recorded: {where}"
     for field in contract(table).arrow(bets, decisions=decisions):
         if field.name not in found.names:
             return f"{where}: column {field.name!r} is missing"
@@ -334,7 +339,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
     of its row that the files it lists do not add up to and tables that do not hold those files (unless
     `committed` is False: a row file not yet committed, or the record of one table's files), files outside
     the run's folders, missing or of another size, failing their SHA-256 (every file, or the paths in
-    `checksums`) or their contract."""
+    `checksums`) or their contract, or holding another number of rows than the row records."""
     problems = [why for why in (miscounted(run),) if committed and why]
     problems += [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
     placed = [f for f in run.files if in_its_folder(f, run.run_id)]  # the others are never opened
@@ -354,7 +359,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
     for entry in sound:
         if entry.path in digests and digests[entry.path] != entry.sha256:
             problems.append(f"data file fails its checksum: {store.location(entry.path)}")
-        elif why := contract_problem(store, entry.path, entry.table, run.bets, run.strategies is not None):
+        elif why := contract_problem(store, entry.path, entry.table, run.bets, run.strategies is not None, entry.rows):
             problems.append(why)
     return [f"run {run.run_id!r}: {problem}" for problem in problems]
 
