@@ -34,7 +34,21 @@ def parse_store(text: str):
 OutOption = Annotated[object, typer.Option(  # a Store: typer parses the default too
     parser=parse_store, metavar="PATH|URI",
     help="Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://).")]
-WarehouseOption = Annotated[Path | None, typer.Option(
+
+
+def parse_path(text: str | Path) -> Path:
+    """A path option's value; an empty one is bad input: as a Path it would be the current folder."""
+    if text == "":
+        raise typer.BadParameter("the path is empty")
+    return Path(text)
+
+
+def path_option(*names: str, help: str):
+    """An option taking a local path (typer parses its default too)."""
+    return typer.Option(*names, parser=parse_path, metavar="PATH", help=help)
+
+
+WarehouseOption = Annotated[Path | None, path_option(
     help="The DuckDB warehouse file; default OUT/warehouse.duckdb for a local OUT, else ./warehouse.duckdb.")]
 DEFAULT_OUT = "data"
 
@@ -42,7 +56,17 @@ RulesOption = Annotated[
     str, typer.Option("--rules", help="A rule set in conf/rules by name, or the path of a YAML file.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-MasterOption = Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")]
+
+
+def parse_master(text: str) -> str:
+    """--master: an empty one is bad input, not the default (pipeline.spark.check_master checks the rest)."""
+    if not text.strip():
+        raise typer.BadParameter("the Spark master is empty (local[*], local[N], spark://HOST:PORT, yarn or k8s://...)")
+    return text
+
+
+MasterOption = Annotated[str | None, typer.Option(parser=parse_master, metavar="URL",
+                                                  help="Spark master URL; default local[*].")]
 
 
 def parse_decks(text: str) -> int | str:
