@@ -15,15 +15,24 @@ from pipeline.storage import DamagedLog, StorageError, Store
 
 ROUND_EV = contract("round_ev").table
 SESSIONS = contract("sessions").table
+ADDED_TABLES = (ROUND_EV, SESSIONS)  # the tables a job adds to a committed run, by its run id
+
+
+def added_repair(store: Store, table: str, run_id: str) -> str:
+    """The command that writes a run's rows of a table a job adds to it again (run them again with the
+    options they were made with: a rerun writes a damaged file again)."""
+    command = shlex.join(["baccarat", "composition" if table == ROUND_EV else "backtest", "--run-id", run_id,
+                          "--out", store.uri])
+    if table == ROUND_EV:
+        return f"{command} (with the --shoes and --counts it was run with)"
+    return f"{command} --systems ... (with the systems and session options it was run with)"
 
 
 def _table_repair(store: Store, table: str) -> str:
     """The command that repairs a table's damaged log (docs/repair.md)."""
     out = shlex.quote(store.uri)
-    if table == ROUND_EV:
-        return f"baccarat composition --run-id RUN --out {out} for each run it held"
-    if table == SESSIONS:
-        return f"baccarat backtest --run-id RUN --systems ... --out {out} for each run it held"
+    if table in ADDED_TABLES:
+        return f"{added_repair(store, table, 'RUN')}, for each run it held"
     if table.startswith("marts/"):
         return f"baccarat marts --out {out}"
     if run := next((run for run in _recorded_runs(store) if table == RUNS or table in run.versions), None):
@@ -45,8 +54,8 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
     are missing or of another size than the log records."""
     try:
         held = store.run_ids(table)
-        if table in RUN_TABLES:
-            return []  # their files are checked against the runs rows
+        if table in RUN_TABLES or table in ADDED_TABLES:
+            return []  # their files are checked run by run
         files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held))
     except StorageError as error:
         return [f"{error}; repair: {_table_repair(store, table)}"]
@@ -55,13 +64,24 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
             for f, size in missized_files(store, files)]
 
 
-def _round_ev_problems(store: Store, run: RunRecord) -> list[str]:
+def added_problems(store: Store, run: RunRecord, table: str) -> list[str]:
+    """What is wrong with a run's committed files of a table a job adds to it (round_ev, sessions), a line
+    each with its repair: missing, of another size than the table's log records, or breaking the contract."""
+    files = store.partition_files(table, run.run_id)
+    missized = missized_files(store, files)
+    problems = [f"data file {'missing' if size is None else f'is {size:,} bytes'}, its log records {f['size']:,}: "
+                f"{store.location(f['path'])}" for f, size in missized]
+    damaged = {f["path"] for f, _ in missized}
+    sound = [f for f in files if f["path"] not in damaged]
+    problems += [why for f in sound if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"]))]
+    return [f"run {run.run_id!r}: {why}; repair: {added_repair(store, table, run.run_id)}" for why in problems]
+
+
+def _added_problems(store: Store, run: RunRecord) -> list[str]:
     try:
-        files = store.partition_files(ROUND_EV, run.run_id)
+        return [line for table in ADDED_TABLES for line in added_problems(store, run, table)]
     except StorageError:
         return []  # the table's damaged log is a line of its own
-    return [f"run {run.run_id!r}: {why}; repair: {_table_repair(store, ROUND_EV)}" for f in files
-            if (why := contract_problem(store, f["path"], ROUND_EV, run.bets))]
 
 
 def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[str], int]:
@@ -82,7 +102,7 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     for run in checked:
         problems += [f"{line}; repair: {repair_command(store, run)}" for line in run_problems(store, run)
                      if line.removeprefix(f"run {run.run_id!r}: ") not in damaged_logs]
-        problems += _round_ev_problems(store, run)
+        problems += _added_problems(store, run)
     return problems, len(checked)
 
 

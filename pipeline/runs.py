@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pipeline.at_once import each_at_once
+from pipeline.config_files import known_names, read_yaml, resource
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
@@ -24,6 +25,7 @@ DATA_TABLES = ("rounds", "shoes")
 BANQUE_ROUNDS = "banque_rounds"
 RUN_TABLES = (*DATA_TABLES, BANQUE_ROUNDS)  # the tables a run's rows may be in, each with its version in `runs`
 BANQUE_PARAMETERS = ("decks", "rounds_per_stream", "banker_policy", "player_strategies")
+STRATEGIES, BANQUE_POLICIES = "strategies", "banque"  # the folders of conf/ a run's strategies and policy ship in
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
@@ -262,26 +264,49 @@ def rules_argument(run: RunRecord) -> str:
     return run.rules if shipped == dealt else f"{run.rules}.yaml"
 
 
+def shipped_or_file(folder: str, played: dict) -> str:
+    """The option naming a strategy or banque policy a run recorded (`played`): its name when conf/FOLDER
+    ships that document under it, else the YAML file it came from, as rules_argument does for the rule set."""
+    name = played["name"]
+    shipped = read_yaml(resource("conf", folder, f"{name}.yaml"), name) if name in known_names(folder) else None
+    return name if shipped is not None and _without_nulls(shipped) == _without_nulls(played) else f"{name}.yaml"
+
+
+def _without_nulls(document):
+    """A document without its null values: an option left out of a file is recorded as null."""
+    if isinstance(document, dict):
+        return {key: _without_nulls(value) for key, value in document.items() if value is not None}
+    return [_without_nulls(value) for value in document] if isinstance(document, list) else document
+
+
 def repair_command(store: Store, run: RunRecord) -> str:
     """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
     words = ["baccarat", "simulate", "--rules", rules_argument(run), "--seed", str(run.seed), "--shoes", str(run.shoes),
              "--partitions", str(run.partitions), "--run-id", run.run_id, "--out", store.uri]
     if strategies := run.strategies:
-        words += ["--player-strategy", strategies["player"]["name"], "--banker-strategy", strategies["banker"]["name"]]
+        words += ["--player-strategy", shipped_or_file(STRATEGIES, strategies["player"]),
+                  "--banker-strategy", shipped_or_file(STRATEGIES, strategies["banker"])]
     if run.is_banque:
         banque = run.banque
-        words += ["--decks", str(banque["decks"] or "infinite"), "--banker-policy", banque["banker_policy"]["name"],
-                  "--player-strategy", ",".join(strategy["name"] for strategy in banque["player_strategies"])]
+        words += ["--decks", str(banque["decks"] or "infinite"),
+                  "--banker-policy", shipped_or_file(BANQUE_POLICIES, banque["banker_policy"]),
+                  "--player-strategy", ",".join(shipped_or_file(STRATEGIES, strategy)
+                                                for strategy in banque["player_strategies"])]
     return shlex.join([*words, "--overwrite"])
 
 
-def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False) -> str | None:
-    """What breaks the contract of `table` (schemas/) in the data file at `path`, or None."""
+def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False,
+                     rows: int | None = None) -> str | None:
+    """What breaks the contract of `table` (schemas/) in the data file at `path`, or a row count in its
+    Parquet footer other than `rows` (the count recorded for it, when known), or None. Reads the footer alone."""
     where = store.location(path)
     try:
-        found = pq.read_schema(store.fs_path(path), filesystem=store.filesystem)
+        footer = pq.read_metadata(store.fs_path(path), filesystem=store.filesystem)
+        found = footer.schema.to_arrow_schema()
     except (OSError, pa.ArrowInvalid) as error:
         return f"{where} is not a readable Parquet file: {first_line(error)}"
+    if rows is not None and footer.num_rows != rows:
+        return f"data file holds {footer.num_rows:,} rows by its Parquet footer, {rows:,} recorded: {where}"
     for field in contract(table).arrow(bets, decisions=decisions):
         if field.name not in found.names:
             return f"{where}: column {field.name!r} is missing"
@@ -334,7 +359,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
     of its row that the files it lists do not add up to and tables that do not hold those files (unless
     `committed` is False: a row file not yet committed, or the record of one table's files), files outside
     the run's folders, missing or of another size, failing their SHA-256 (every file, or the paths in
-    `checksums`) or their contract."""
+    `checksums`) or their contract, or holding another number of rows than the row records."""
     problems = [why for why in (miscounted(run),) if committed and why]
     problems += [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
     placed = [f for f in run.files if in_its_folder(f, run.run_id)]  # the others are never opened
@@ -354,7 +379,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
     for entry in sound:
         if entry.path in digests and digests[entry.path] != entry.sha256:
             problems.append(f"data file fails its checksum: {store.location(entry.path)}")
-        elif why := contract_problem(store, entry.path, entry.table, run.bets, run.strategies is not None):
+        elif why := contract_problem(store, entry.path, entry.table, run.bets, run.strategies is not None, entry.rows):
             problems.append(why)
     return [f"run {run.run_id!r}: {problem}" for problem in problems]
 

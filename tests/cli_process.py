@@ -15,6 +15,16 @@ def baccarat(args: list[str], cwd) -> subprocess.CompletedProcess:
                           timeout=60, cwd=cwd, env=os.environ | {"BACCARAT_LOG_DIR": str(cwd)})
 
 
+def with_the_reader_gone(args: list[str], cwd, timeout: float = 120) -> tuple[int, bytes]:
+    """`baccarat ARGS` whose stdout reader closes the pipe before the command writes a byte (`| head -0`
+    at once); (status, stderr)."""
+    command = subprocess.Popen([sys.executable, "-m", "pipeline.cli", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=cwd, env=os.environ | {"BACCARAT_LOG_DIR": str(cwd)})
+    command.stdout.close()
+    err = command.stderr.read()
+    return command.wait(timeout=timeout), err
+
+
 def one_line_refusal(status: int, out: str, err: str, message: str) -> None:
     assert status == 2 and out == "", (status, out, err)
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err

@@ -8,6 +8,7 @@ one Delta transaction, in place of the run's earlier sessions rows (whatever sys
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from math import ceil
 
 import numpy as np
@@ -19,7 +20,7 @@ from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
 from pipeline.jobs import JobPlan, Written, content_key, new_tag
-from pipeline.play import CHECKPOINTS, ENDINGS, check_exact_cents
+from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
@@ -33,6 +34,7 @@ SHOES_PER_TASK = 10_000
 LOOKBACK_SESSIONS = 150  # of the longest sessions: chains from a guess mostly meet the true chain within it
 ROUNDS_PER_SHOE = 80  # about, in an eight-deck shoe: turns LOOKBACK_SESSIONS into shoes
 MONEY_TYPE = pa.decimal128(18, 2)  # the sessions contract's amounts
+LARGEST_CENTS = 10**18 - 1  # MONEY_TYPE's, the marts' sums over sessions too; below int64's 9.2e18
 MONEY = ("start_bankroll", "end_bankroll", "wagered", "wagered_banker", "wagered_player", "max_drawdown")
 
 
@@ -118,6 +120,8 @@ def plan_for(out: Store, run_id: str, names: list[str], session: dict, partition
     if twice := sorted({name for name in seen if seen.count(name) > 1}):
         raise BaccaratError(f"system {twice[0]!r} is given twice")
     check_run(out, run)
+    for system in systems:
+        check_totals_fit(system, rule_set, run.rounds)
     return Plan(run, rule_set, systems, out, partitions)
 
 
@@ -127,6 +131,25 @@ def _system_for(name: str, session: dict, rule_set: RuleSet) -> System:
     for kind in system.sides:
         check_exact_cents(system, net_cents_table(kind, rule_set.bets[kind]).tolist())
     return system
+
+
+def largest_total_cents(system: System, rule_set: RuleSet, rounds: int) -> int:
+    """A bound on every amount of the system's sessions over `rounds` rounds, in cents: no stake is above
+    the table maximum and sessions never share a round, so the stakes add up to at most rounds times the
+    maximum (wagered, in a session and summed over them), their wins and losses to at most that times the
+    largest payout (net, summed over sessions), and a bankroll to at most its start plus the wins."""
+    payout = max(CENTS, *(max(net_cents_table(kind, rule_set.bets[kind]).tolist()) for kind in system.sides))
+    stakes = rounds * int(system.table.maximum * CENTS)
+    return int(system.session.bankroll * CENTS) + stakes * payout // CENTS
+
+
+def check_totals_fit(system: System, rule_set: RuleSet, rounds: int) -> None:
+    """Refuse, in one line, a system whose amounts over a run of `rounds` rounds could pass decimal(18,2)
+    (the sessions table's and the marts' sums; the compiled loop's int64 cents wrap silently past 2**63)."""
+    if largest_total_cents(system, rule_set, rounds) > LARGEST_CENTS:
+        raise BaccaratError(f"system {system.name!r}: a table maximum of {system.table.maximum} over the run's "
+                            f"{rounds:,} rounds could take its totals past {MONEY_TYPE} (largest "
+                            f"{Decimal(LARGEST_CENTS).scaleb(-2):,}): lower the table maximum or backtest a shorter run")
 
 
 def write_range(plan: Plan, first: int, last: int,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
+from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption, parse_master, path_option
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
 from pipeline.marts.choices import MAX_RANGES, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, Engine
@@ -29,8 +29,8 @@ def marts(
     road_cells_shoes: Annotated[int, typer.Option(min=0, help="Shoes per run drawn cell by cell in road_cells.")] = ROAD_CELLS_SHOES,
     road_stats_shoes: Annotated[int, typer.Option(
         min=0, help="Shoes per run behind road_colours, road_column_lengths, road_patterns (0: all).")] = ROAD_STATS_SHOES,
-    master: Annotated[str | None, typer.Option(help="Spark master URL whose tasks compute the shoe ranges' "
-                                                    "partials; without it, in this process.")] = None,
+    master: Annotated[str | None, typer.Option(parser=parse_master, metavar="URL", help=(
+        "Spark master URL whose tasks compute the shoe ranges' partials; without it, in this process."))] = None,
     ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
         "Shoe ranges per run whose partials are computed apart; default one per 100,000 shoes, and with "
         "--master at least one per core."))] = None,
@@ -135,7 +135,7 @@ def report(
     run_id: Annotated[str | None, typer.Option(help="Default: the newest run in the warehouse.")] = None,
     shoe_id: Annotated[int | None, typer.Option(min=0, help="The shoe whose roads are drawn.")] = None,
     warehouse: WarehouseOption = None,
-    page: Annotated[Path | None, typer.Option(
+    page: Annotated[Path | None, path_option(
         help="Where the page goes; default OUT/report/index.html for a local OUT, else ./report/index.html.")] = None,
 ) -> Path:
     """Write a self-contained dashboard of one run, an HTML page that opens with no network."""
@@ -155,8 +155,8 @@ def sql(
     memory_limit: Annotated[str | None, typer.Option(help=f"DuckDB's memory, e.g. 1GB [env "
                                                           f"{ENVIRONMENT['memory_limit']}; default 2GB].")] = None,
     threads: Annotated[int | None, typer.Option(help=f"Threads [env {ENVIRONMENT['threads']}; default up to 4].")] = None,
-    temp_directory: Annotated[Path | None, typer.Option(help=f"Where a query spills, outside the data [env "
-                                                             f"{ENVIRONMENT['temp_directory']}].")] = None,
+    temp_directory: Annotated[Path | None, path_option(help=f"Where a query spills, outside the data [env "
+                                                            f"{ENVIRONMENT['temp_directory']}].")] = None,
     max_temp_directory_size: Annotated[str | None, typer.Option(help=f"The spill's cap [env "
                                                                      f"{ENVIRONMENT['max_temp_directory_size']}; "
                                                                      "default 10GB].")] = None,

@@ -1,6 +1,7 @@
 """The typer app, the option types the commands share, and the way a command's end becomes an exit
 status: bad input 2, a failure of the world 1, an interrupt 130, each with one line on stderr."""
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -33,7 +34,21 @@ def parse_store(text: str):
 OutOption = Annotated[object, typer.Option(  # a Store: typer parses the default too
     parser=parse_store, metavar="PATH|URI",
     help="Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://).")]
-WarehouseOption = Annotated[Path | None, typer.Option(
+
+
+def parse_path(text: str | Path) -> Path:
+    """A path option's value; an empty one is bad input: as a Path it would be the current folder."""
+    if text == "":
+        raise typer.BadParameter("the path is empty")
+    return Path(text)
+
+
+def path_option(*names: str, help: str):
+    """An option taking a local path (typer parses its default too)."""
+    return typer.Option(*names, parser=parse_path, metavar="PATH", help=help)
+
+
+WarehouseOption = Annotated[Path | None, path_option(
     help="The DuckDB warehouse file; default OUT/warehouse.duckdb for a local OUT, else ./warehouse.duckdb.")]
 DEFAULT_OUT = "data"
 
@@ -41,7 +56,17 @@ RulesOption = Annotated[
     str, typer.Option("--rules", help="A rule set in conf/rules by name, or the path of a YAML file.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-MasterOption = Annotated[str | None, typer.Option(help="Spark master URL; default local[*].")]
+
+
+def parse_master(text: str) -> str:
+    """--master: an empty one is bad input, not the default (pipeline.spark.check_master checks the rest)."""
+    if not text.strip():
+        raise typer.BadParameter("the Spark master is empty (local[*], local[N], spark://HOST:PORT, yarn or k8s://...)")
+    return text
+
+
+MasterOption = Annotated[str | None, typer.Option(parser=parse_master, metavar="URL",
+                                                  help="Spark master URL; default local[*].")]
 
 
 def parse_decks(text: str) -> int | str:
@@ -86,12 +111,59 @@ DUCKDB_INTERRUPTED = "Query interrupted"  # the RuntimeError's message (DuckDB 2
 READER_GONE = 141  # 128 + SIGPIPE: a shell's status for a command whose reader closed the pipe first
 
 
+class ReaderWatch:
+    """stdout or stderr for a reader that may leave (`baccarat run | head -1`): the first write that finds
+    the pipe closed points the stream's descriptor at os.devnull, so that what follows goes nowhere and
+    the command carries on to its end; `gone` remembers it. Other failures (a full disk) still raise."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        self._watched(self._stream.write, text)
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._watched(self._stream.flush)
+
+    def _watched(self, action, *args) -> None:
+        try:
+            action(*args)
+        except BrokenPipeError:
+            self.gone = True
+            self._to_devnull()
+
+    def _to_devnull(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor: every write is dropped here
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2."""
+    """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
+    leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        argv = ["--help"]
-    stdout = sys.stdout
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = watched = ReaderWatch(sys.stdout), ReaderWatch(sys.stderr)
+    try:
+        status = _command_status(argv or ["--help"])
+    finally:
+        sys.stdout, sys.stderr = streams
+    return READER_GONE if status == 0 and any(stream.gone for stream in watched) else status
+
+
+def _command_status(argv: list[str]) -> int:
     try:
         result = typer.main.get_command(app).main(args=argv, prog_name="baccarat", standalone_mode=False)
     except typer.Exit as done:
@@ -108,10 +180,6 @@ def main(argv: list[str] | None = None) -> int:
     except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
         print(f"error: {error}", file=sys.stderr)
         return error.exit_status
-    except SystemExit:
-        if sys.stdout is not stdout:  # typer's answer to a closed pipe (EPIPE): stdout swapped, exit 1
-            return READER_GONE
-        raise
     except OSError as error:  # what no command words itself, such as output to a full disk (`> /dev/full`)
         where = f": {error.filename}" if error.filename else ""
         print(f"error: {error.strerror or error}{where}", file=sys.stderr)

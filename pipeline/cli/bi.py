@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption
+from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption, path_option
 from pipeline.user_files import output_file
 
 bi = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Dashboards for BI tools, as code.")
@@ -13,7 +13,7 @@ bi = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Dashboards f
 
 @bi.command("superset-bundle")
 def superset_bundle(
-    output: Annotated[Path, typer.Option("-o", "--output", help="The zip to write (replaced whole).")],
+    output: Annotated[Path, path_option("-o", "--output", help="The zip to write (replaced whole).")],
     out: OutOption = DEFAULT_OUT,
     warehouse: WarehouseOption = None,
 ) -> None:

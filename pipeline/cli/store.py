@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.cli.app import DEFAULT_OUT, OutOption, app, count
+from pipeline.cli.app import DEFAULT_OUT, OutOption, app, count, path_option
 from pipeline.errors import BaccaratError
 from pipeline.render import TextTable, show
 from pipeline.user_files import output_file
@@ -88,7 +88,7 @@ def vacuum(
 
 
 def docs(
-    path: Annotated[Path, typer.Option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
+    path: Annotated[Path, path_option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
     check: Annotated[bool, typer.Option(help="Only check that the file is up to date.")] = False,
 ) -> None:
     """Generate the data dictionary (docs/tables.md) from the contracts in schemas/; --check: it is current,

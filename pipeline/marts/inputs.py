@@ -13,11 +13,10 @@ from pipeline.exact import BetOdds, exact_odds
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.value import pair_value
 from pipeline.play import ENDINGS
+from pipeline.repair import added_problems
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
-from pipeline.runs import (DamagedRun, RunRecord, check_run, committed_runs, contract_problem,
-                           read_committed_run)
-from pipeline.schemas import contract
+from pipeline.runs import DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
 from pipeline.systems import known_systems, load_system
 from pipeline.storage import Store
 
@@ -83,13 +82,11 @@ class RunInput:
 
     def added_files(self, name: str) -> list[str]:
         """The run's committed files of a table another job adds to it (round_ev by `baccarat composition`,
-        sessions by `baccarat backtest`), as the query engines take them, each checked against the
-        contract; none for a run without such rows."""
-        files = self.out.partition_files(contract(name).table, self.run_id)
-        for entry in files:
-            if problem := contract_problem(self.out, entry["path"], name, self.record.bets):
-                raise BaccaratError(problem)
-        return [self.out.reader_path(entry["path"]) for entry in files]
+        sessions by `baccarat backtest`), as the query engines take them, each checked against its size
+        in the table's log and the contract (else DamagedRun naming the repair); none for a run without such rows."""
+        if problems := added_problems(self.out, self.record, name):
+            raise DamagedRun(problems[0])
+        return [self.out.reader_path(entry["path"]) for entry in self.out.partition_files(name, self.run_id)]
 
     def system_terms(self, names: list[str]) -> pa.Table:
         """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet

@@ -143,7 +143,8 @@ TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
 
 def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
     """Statements ending in ';' from stdin (in a pipe the last may end at the end of input); a prompt on
-    a terminal, none in a pipe. Exit status 1 if a statement failed in a pipe (a script), 0 otherwise;
+    a terminal, none in a pipe. In a pipe (a script) every statement runs, and the exit status is the
+    first failure's, as for the same statement given as the argument (2 refused, 1 damaged data), else 0;
     .quit, \\q, exit or end of input leaves.
     On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
     interactive = sys.stdin.isatty()
@@ -152,7 +153,7 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
 
         print("warehouse.duckdb (read-only): tables " + ", ".join(name for (name,) in con.execute(TABLES).fetchall())
               + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit")
-    failed, lines = False, []
+    failures, lines = [], []
     while True:
         try:
             line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
@@ -166,51 +167,57 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
             continue
         if not interactive and not line:  # the end of a script: its last statement needs no ';'
             if statement := "\n".join(lines).strip():
-                failed |= not _run_statement(con, bounds, statement, interactive)
+                failures.append(_run_statement(con, bounds, statement, interactive))
             break
         command = line.strip().removesuffix(";").strip()
         if command in LEAVE or (not lines and command in ("exit", "quit")):
             break
         if not lines and command.startswith("."):
-            failed |= not _dot_command(con, command)
+            failures.append(_status(lambda: _dot_command(con, command)))
             continue
         lines.append(line.rstrip("\n"))
         statement = "\n".join(lines).strip()
         if statement.endswith(";"):
             lines = []
-            failed |= not _run_statement(con, bounds, statement, interactive)
-    return int(failed and not interactive)
+            failures.append(_run_statement(con, bounds, statement, interactive))
+    return 0 if interactive else next(filter(None, failures), 0)
 
 
-def _run_statement(con, bounds: Bounds, statement: str, interactive: bool) -> bool:
-    """False if the statement failed; Ctrl-C at the prompt stops it and the prompt goes on."""
+def _run_statement(con, bounds: Bounds, statement: str, interactive: bool) -> int:
+    """The exit status the statement's failure calls for, 0 if it ran; Ctrl-C at the prompt stops it and
+    the prompt goes on."""
     try:
-        _run(con, bounds, statement)
-    except PipelineError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return False
+        return _status(lambda: _run(con, bounds, statement))
     except KeyboardInterrupt:
         if not interactive:
             raise
         print("interrupted", file=sys.stderr)
-    return True
+    return 0
 
 
-def _dot_command(con, command: str) -> bool:
-    """.tables or .schema [TABLE]; False (with a message) for anything else."""
+def _status(work: Callable[[], None]) -> int:
+    """0 once work() is done; its error in one line on stderr and that error's exit status otherwise."""
+    try:
+        work()
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_status
+    return 0
+
+
+def _dot_command(con, command: str) -> None:
+    """.tables or .schema [TABLE]; anything else is bad input."""
     name, *arguments = command.split()
     if name == ".tables" and not arguments:
         for (table,) in con.execute(TABLES).fetchall():
             print(table)
-        return True
+        return
     if name == ".schema" and len(arguments) <= 1:
         columns = con.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
                           "WHERE table_name = coalesce($name, table_name) ORDER BY table_name, ordinal_position",
                           params={"name": arguments[0] if arguments else None})
         if not columns.limit(1).fetchall():
-            print(f"error: no table {arguments[0]!r} (.tables lists them)", file=sys.stderr)
-            return False
+            raise BaccaratError(f"no table {arguments[0]!r} (.tables lists them)")
         show_result(columns)
-        return True
-    print(f"error: unknown command {command!r}: .tables, .schema [TABLE] or .quit", file=sys.stderr)
-    return False
+        return
+    raise BaccaratError(f"unknown command {command!r}: .tables, .schema [TABLE] or .quit")

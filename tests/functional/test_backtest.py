@@ -258,6 +258,8 @@ def test_an_empty_system_name_between_commas_is_bad_input_not_ignored(backtested
     ({"table": {"minimum": "1", "maximum": "5"}}, "table maximum 5 is below the unit 10"),
     ({"session": {"bankroll": "1000", "goal": "200"}, "unit": "10", "table": {"minimum": "10", "maximum": "5000"},
       "progression": {"kind": "flat"}, "name": "unbounded"}, "max_rounds"),
+    ({"bet": "tie", "table": {"minimum": "10", "maximum": "1000000000000"}},  # tests/unit/test_session_totals.py
+     "could take its totals past decimal128(18, 2)"),
 ])
 def test_a_bad_system_file_is_one_line_and_writes_nothing(backtested, tmp_path, changes, message):
     out, _ = backtested
@@ -296,8 +298,25 @@ def test_a_damaged_sessions_file_is_found_by_verify_and_written_again_by_the_sam
     damaged.write_bytes(damaged.read_bytes()[:100])
     status, printed, _ = cli("verify", "--out", out)
     assert status == 1 and str(damaged) in printed
-    assert f"repair: baccarat backtest --run-id RUN --systems ... --out {out}" in printed
+    assert f"repair: baccarat backtest --run-id {RUN} --out {out} --systems ..." in printed
     status, printed, err = cli(*args)
     assert status == 0 and "nothing to do" not in printed, err
     assert committed_sessions(out) == before
     assert cli("verify", "--out", out)[0] == 0
+
+
+def test_a_truncated_sessions_file_made_marts_exit_2(backtested, cli, tmp_path):
+    """Damaged committed data is a failure of the world: marts exits 1 in one line naming the file and
+    the repair, as for a truncated rounds file, and verify says the same."""
+    out, _ = backtested
+    args = ("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker", "--max-rounds", 20,
+            "--partitions", 2)
+    assert cli(*args)[0] == 0
+    damaged = out / Store.parse(str(out)).partition_files("sessions", RUN)[0]["path"]
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    status, printed, err = cli("marts", "--out", out, "--run-id", RUN, "--warehouse", tmp_path / "w.duckdb")
+    assert (status, printed, err.count("\n")) == (1, "", 1)
+    line = err.removeprefix("error: ").strip()
+    assert str(damaged) in line and f"; repair: baccarat backtest --run-id {RUN} --out {out} --systems ..." in line
+    assert line in cli("verify", "--out", out)[1].splitlines()
+    assert cli(*args)[0] == 0 and cli("verify", "--out", out)[0] == 0

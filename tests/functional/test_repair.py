@@ -5,11 +5,13 @@ it again into a run byte-identical to a clean one (docs/repair.md)."""
 import os
 import shlex
 import shutil
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from spark_jobs import read_table, simulate
 
-from pipeline.runs import DATA_TABLES, read_run
+from pipeline.runs import DATA_TABLES, commit_run, read_run
 from pipeline.storage import DELTA_LOG, Store
 
 SHOES, PARTITIONS = 200, 2
@@ -119,8 +121,21 @@ def edit_a_runs_row(store: Store) -> tuple[str, dict]:
     return f"its runs row records {rounds + 1:,} rounds, the rounds files it lists hold {rounds:,}", FIRST
 
 
+def edit_a_files_row_count(store: Store) -> tuple[str, dict]:
+    """A round moved from one file's recorded count to the next's, the totals still adding up: verify
+    did not compare a file's recorded row count with its Parquet footer."""
+    run = read_run(store, "first")
+    first, second = run.files_of("rounds")
+    moved = {first: replace(first, rows=first.rows - 1), second: replace(second, rows=second.rows + 1)}
+    files = tuple(moved.get(entry, entry) for entry in run.files)
+    commit_run(store, replace(run, files=files, started_at=run.started_at + timedelta(seconds=1)))
+    footer = f"data file holds {first.rows:,} rows by its Parquet footer, {first.rows - 1:,} recorded"
+    return f"{footer}: {store.location(first.path)}", FIRST
+
+
 DAMAGES = [truncate_a_file, random_bytes_in_a_file, delete_a_file, delete_a_log_entry, corrupt_a_log_entry,
-           corrupt_the_first_log_entry, lose_the_newest_log_entry, delete_a_runs_log_entry, edit_a_runs_row]
+           corrupt_the_first_log_entry, lose_the_newest_log_entry, delete_a_runs_log_entry, edit_a_runs_row,
+           edit_a_files_row_count]
 
 
 def _command(store_uri: str, parameters: dict) -> list[str]:

@@ -1,6 +1,7 @@
 """`baccarat run`, the whole pipeline in one command."""
 
 import polars as pl
+from cli_process import with_the_reader_gone, without_progress
 
 from pipeline.runs import committed_runs
 from pipeline.storage import WAREHOUSE, Store
@@ -30,3 +31,16 @@ def test_run_refuses_bad_input_before_doing_anything(cli, tmp_path):
     status, _, err = cli("run", "--shoes", 0, "--out", tmp_path)
     assert status == 2 and "Invalid value for '--shoes'" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_piped_to_head_skipped_the_marts_and_the_report(tmp_path, cli):
+    """`baccarat run | head -1` died at its second line with status 141: committed rounds, no marts, no
+    warehouse, no report. A reader that leaves no longer abandons the work; the status is still 141."""
+    out = tmp_path / "data"
+    status, err = with_the_reader_gone(["run", "--shoes", "20", "--seed", "5", "--out", str(out)], tmp_path,
+                                       timeout=600)
+    assert (status, without_progress(err.decode())) == (141, "")
+    assert (out / WAREHOUSE).is_file() and (out / "report" / "index.html").is_file()
+    assert pl.read_delta(str(out / "marts" / "bet_performance"))["run_id"].unique().to_list() == [
+        "punto_banco-s5-n20"]
+    assert cli("verify", "--out", out)[0] == 0

@@ -162,12 +162,12 @@ def test_a_script_s_last_statement_without_a_semicolon_was_dropped(warehouse):
     assert (done.returncode, done.stderr) == (0, "")
     assert "42" in done.stdout and "30" in done.stdout
     done = run_sql(warehouse, "SELECT bogus\n")
-    assert done.returncode == 1 and done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert done.returncode == 2 and done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
 
 
-def test_a_failing_statement_makes_a_script_exit_1_and_the_rest_still_runs(warehouse):
+def test_a_failing_statement_makes_a_script_exit_2_and_the_rest_still_runs(warehouse):
     done = run_sql(warehouse, "SELECT bogus;\nSELECT 41 + 1 AS answer;\n")
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr.count("error: ") == 1 and "42" in done.stdout
 
 
@@ -202,7 +202,7 @@ def test_every_way_to_leave_leaves(cli, warehouse, monkeypatch, leave):
 def test_dot_commands_in_a_script(cli, warehouse, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(".tables\n.schema streaks\n.schema nowhere\n.frobnicate\n"))
     status, out, err = cli("sql", "--out", warehouse)
-    assert status == 1 and set(out.splitlines()) >= {*MARTS, "rounds", "shoes"}
+    assert status == 2 and set(out.splitlines()) >= {*MARTS, "rounds", "shoes"}
     assert "expected_share" in out
     assert err.splitlines() == ["error: no table 'nowhere' (.tables lists them)",
                                 "error: unknown command '.frobnicate': .tables, .schema [TABLE] or .quit"]

@@ -6,7 +6,6 @@ run a function that acts, and a runaway query is stopped while the server goes o
 import concurrent.futures
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from docs_blocks import superset_recipe
 from spark_jobs import simulate
 from superset_dashboard import chart_rows, charts, dashboards, draw_dashboard, import_bundle, render, same, spot_checks
 from test_composition_marts import compose
@@ -37,12 +37,6 @@ START_TIMEOUT = 1200  # seconds: Superset's first start took 8 minutes on two co
 OLDEST_READER = "1.0.0"  # the README: DuckDB 1.0 and later open the warehouse
 
 
-def recipe() -> str:
-    """The shell block of docs/serving.md that installs and runs Superset."""
-    document = (REPOSITORY / "docs" / "serving.md").read_text()
-    return next(block for block in re.findall(r"```bash\n(.*?)```", document, re.DOTALL) if "apache-superset" in block)
-
-
 def pip_cache() -> str:
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return os.environ.get("PIP_CACHE_DIR") or str(Path(cache, "pip"))
@@ -55,11 +49,13 @@ def free_port() -> int:
 
 
 def copy_of_the_package(target: Path) -> Path:
-    """What `pip install .` builds from, outside the repository, so the build writes only there."""
+    """What `pip install .` builds from, outside the repository, so the build writes only there: as a
+    checkout holds it, pipeline/conf, schemas_data and bi_superset links to the folders copied beside it."""
     target.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPOSITORY / name, target)
-    shutil.copytree(REPOSITORY / "pipeline", target / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pipeline", "conf", "schemas", "bi"):
+        shutil.copytree(REPOSITORY / name, target / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
 
@@ -120,7 +116,7 @@ def superset(tmp_path_factory):
     change: the recipe's venv is a link to a venv with the same requirements kept between runs
     (tests/functional/venv_cache.py), so its `pip install` of Superset finds them all there."""
     root = tmp_path_factory.mktemp("superset")
-    script = recipe()
+    script = superset_recipe()
     assert script.count(RECIPE_ADDRESS) == 1 and script.count(RECIPE_VENV) == 1
     port = free_port()
     home = root / "home"

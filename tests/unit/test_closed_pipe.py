@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_process import with_the_reader_gone
 
 READER_GONE = 141
 
@@ -14,11 +15,7 @@ READER_GONE = 141
 @pytest.mark.parametrize("args", [["odds"], ["odds", "--json"], ["risk", "--bet", "player", "--bankroll", "5",
                                                                    "--goal", "5"], ["--help"]])
 def test_a_closed_pipe_exited_1_with_nothing_said(args, tmp_path):
-    command = subprocess.Popen([sys.executable, "-m", "pipeline.cli", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, cwd=tmp_path)
-    command.stdout.close()  # before the command, still importing, writes a byte
-    err = command.stderr.read()
-    assert (command.wait(timeout=120), err) == (READER_GONE, b"")
+    assert with_the_reader_gone(args, tmp_path) == (READER_GONE, b"")
 
 
 def test_a_reader_that_takes_everything_gets_status_0(tmp_path):

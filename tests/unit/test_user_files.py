@@ -77,7 +77,7 @@ PLACES = {  # where no file can go, and what the refusal says
     "folder": ("{tmp}", "is a folder"),
     "under a file": ("{tmp}/plain/page.html", "plain is a file, not a folder"),
     "unwritable": ("/sys/baccarat-test/page.html", "cannot write"),
-    "empty": ("", "folder"),
+    "empty": ("", "empty"),
 }
 
 
