@@ -18,7 +18,7 @@ from pipeline.errors import BaccaratError
 MAX_MONEY = Decimal(10**12)
 Money = Annotated[Decimal, Field(gt=0, le=MAX_MONEY, decimal_places=2, allow_inf_nan=False)]
 MAX_COUNT = 10**12  # a round limit or a Labouchère number: the session kernel holds them in 64-bit integers
-Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT, strict=True)]
 SIDES = ("banker", "player")
 CHOOSERS = ("same_side", "follow_last_winner", "opposite_last_winner", "big_road_column", "derived_road_colour")
 DERIVED_ROADS = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}  # columns back they compare with
@@ -50,7 +50,7 @@ class Progression(_Strict):
 
     kind: Literal[PROGRESSIONS]
     at_max: Literal["stay", "reset"] = "reset"  # a stake above the table maximum: bet the maximum, or start over
-    paroli_wins: Annotated[int, Field(ge=1, le=10)] = 3  # paroli: wins in a row before it starts over
+    paroli_wins: Annotated[int, Field(ge=1, le=10, strict=True)] = 3  # paroli: wins in a row before it starts over
     line: Annotated[tuple[Count, ...], Field(min_length=1)] = (1, 2, 3, 4)  # labouchere
 
     @model_validator(mode="after")

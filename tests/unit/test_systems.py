@@ -111,6 +111,19 @@ def test_a_round_limit_or_labouchere_number_past_int64_was_a_traceback_in_the_sp
     assert (ENDINGS[played["ended"][0]], played["rounds"][0]) == ("incomplete", 3)
 
 
+@pytest.mark.parametrize("changes, message", [
+    ({"session": {"max_rounds": True}}, "session.max_rounds: Input should be a valid integer"),
+    ({"session": {"max_rounds": 50.0}}, "session.max_rounds: Input should be a valid integer"),
+    ({"progression": {"kind": "paroli", "paroli_wins": True}}, "progression.paroli_wins: Input should be a valid integer"),
+    ({"progression": {"kind": "labouchere", "line": [1, True]}}, "progression.line.1: Input should be a valid integer"),
+])
+def test_a_boolean_where_a_whole_number_belongs_was_taken_for_one(system_file, changes, message):
+    """`max_rounds: true` loaded as a one-round limit: a wrong type in a system file is refused in one line."""
+    with pytest.raises(BaccaratError) as refused:
+        load_system(system_file(changes))
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
 def test_an_unknown_system_is_one_line_naming_the_known_ones():
     with pytest.raises(BaccaratError, match=r"unknown system 'hunch' \(known: big_eye_boy_red, "):
         load_system("hunch")
