@@ -31,11 +31,11 @@ class Burn(_Strict):
     `ten_value_burns`."""
 
     enabled: bool
-    ten_value_burns: Annotated[int, Field(ge=0, le=10)] = 10
+    ten_value_burns: Annotated[int, Field(ge=0, le=10, strict=True)] = 10
 
 
 class CutCard(_Strict):
-    cards_from_end: Annotated[int, Field(ge=1)]
+    cards_from_end: Annotated[int, Field(ge=1, strict=True)]
     extra_round: bool  # deal one more round after the round in which the cut card appears
 
 
@@ -57,7 +57,7 @@ class TwoHands(_Strict):
 class RuleSet(_Strict):
     name: Annotated[str, Field(pattern=NAME.pattern)]
     description: str = ""
-    decks: Annotated[int, Field(ge=MIN_DECKS, le=MAX_DECKS)]
+    decks: Annotated[int, Field(ge=MIN_DECKS, le=MAX_DECKS, strict=True)]
     draw_rules: Annotated[str, Field(pattern=NAME.pattern)]
     burn: Burn
     cut_card: CutCard

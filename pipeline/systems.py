@@ -17,6 +17,8 @@ from pipeline.errors import BaccaratError
 # amount keeps a session's bankroll, winnings and stakes far inside both.
 MAX_MONEY = Decimal(10**12)
 Money = Annotated[Decimal, Field(gt=0, le=MAX_MONEY, decimal_places=2, allow_inf_nan=False)]
+MAX_COUNT = 10**12  # a round limit or a Labouchère number: the session kernel holds them in 64-bit integers
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT, strict=True)]
 SIDES = ("banker", "player")
 CHOOSERS = ("same_side", "follow_last_winner", "opposite_last_winner", "big_road_column", "derived_road_colour")
 DERIVED_ROADS = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}  # columns back they compare with
@@ -48,8 +50,8 @@ class Progression(_Strict):
 
     kind: Literal[PROGRESSIONS]
     at_max: Literal["stay", "reset"] = "reset"  # a stake above the table maximum: bet the maximum, or start over
-    paroli_wins: Annotated[int, Field(ge=1, le=10)] = 3  # paroli: wins in a row before it starts over
-    line: Annotated[tuple[Annotated[int, Field(ge=1)], ...], Field(min_length=1)] = (1, 2, 3, 4)  # labouchere
+    paroli_wins: Annotated[int, Field(ge=1, le=10, strict=True)] = 3  # paroli: wins in a row before it starts over
+    line: Annotated[tuple[Count, ...], Field(min_length=1)] = (1, 2, 3, 4)  # labouchere
 
     @model_validator(mode="after")
     def _own_options_only(self) -> "Progression":
@@ -72,7 +74,7 @@ class Session(_Strict):
     bankroll: Money
     goal: Money  # stop once the bankroll is at least bankroll + goal
     stop_loss: Money | None = None  # stop once the bankroll is at most bankroll - stop_loss
-    max_rounds: Annotated[int, Field(ge=1)] | None = None
+    max_rounds: Count | None = None
     ties_count: bool = True  # whether a tie counts towards max_rounds
     span_shoes: bool = True  # whether a session goes on into the next shoe
 

@@ -26,7 +26,7 @@ from pipeline.runs import RunRecord, check_run, read_committed_run
 from pipeline.schemas import contract
 from pipeline.session_kernel import TIE
 from pipeline.storage import Store
-from pipeline.systems import System, load_system
+from pipeline.systems import System, known_systems, load_system
 from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
@@ -126,7 +126,11 @@ def plan_for(out: Store, run_id: str, names: list[str], session: dict, partition
 
 
 def _system_for(name: str, session: dict, rule_set: RuleSet) -> System:
-    system = load_system(name).with_session(**session).check_rules(rule_set.bets)
+    loaded = load_system(name)
+    if name != loaded.name and loaded.name in known_systems() and loaded != load_system(loaded.name):
+        raise BaccaratError(f"system {name!r} is named {loaded.name!r}, like a shipped one it differs from: rename "
+                            "it, so that the marts do not take the shipped system's unit and bet for it")
+    system = loaded.with_session(**session).check_rules(rule_set.bets)
     check_bounded(system)
     for kind in system.sides:
         check_exact_cents(system, net_cents_table(kind, rule_set.bets[kind]).tolist())

@@ -81,7 +81,10 @@ def vacuum(
 
     records = read_runs(out.check_readable())
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
-    for table in out.tables():
+    tables = out.tables()
+    if not tables:
+        raise BaccaratError(f"no table in {out}: nothing to vacuum (is --out the folder or URI of the tables?)")
+    for table in tables:
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"
         print(f"{out.location(table)}: {verb} {len(removed)} files")

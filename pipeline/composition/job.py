@@ -12,7 +12,7 @@ import pyarrow as pa
 from pipeline.bets import BET_KINDS
 from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
-from pipeline.composition.kernel import round_evs
+from pipeline.composition.kernel import NEEDS_A_FIXED_TABLEAU, round_evs
 from pipeline.errors import BaccaratError
 from pipeline.jobs import JobPlan, Written, content_key, new_tag
 from pipeline.rule_sets import RuleSet
@@ -79,9 +79,11 @@ class Plan(JobPlan):
 
 def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, partitions: int | None = None) -> Plan:
     """The plan for a committed run whose files pass their checks, or a one-line error: an unknown run,
-    more shoes than it holds, count systems that are bad or meant for bets its rule set lacks.
+    a game whose players decide draws, more shoes than it holds, count systems that are bad or meant for
+    bets its rule set lacks.
     `counts`: comma-separated names or paths, None for the shipped systems its rule set can use."""
     run, rule_set = read_committed_run(out, run_id)
+    rule_set.check_fixed_tableau(NEEDS_A_FIXED_TABLEAU)
     if shoes is not None and shoes > run.shoes:
         raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run.shoes:,} shoes)")
     systems = count_systems_for(rule_set, counts)

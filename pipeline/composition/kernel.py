@@ -105,13 +105,14 @@ class EvTables:
 
 
 _TABLES: dict[str, EvTables] = {}
+NEEDS_A_FIXED_TABLEAU = "the exact odds before each round need the table to decide every draw"
 
 
 def tables_for(rule_set: RuleSet) -> EvTables:
     """EvTables.of, once per distinct rule set in this process."""
     key = rule_set.model_dump_json()
     if key not in _TABLES:
-        rule_set.check_fixed_tableau("the exact odds before each round need the table to decide every draw")
+        rule_set.check_fixed_tableau(NEEDS_A_FIXED_TABLEAU)
         _TABLES[key] = EvTables.of(rule_set)
     return _TABLES[key]
 

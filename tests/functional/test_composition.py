@@ -328,6 +328,19 @@ def test_bad_input_is_one_line_and_commits_nothing(analysed, cli, tmp_path, args
     assert snapshot(analysed) == before
 
 
+def test_a_chemin_de_fer_run_was_a_traceback_in_every_task_and_left_a_round_ev_folder(spark, cli, tmp_path):
+    """The exact EV before a round needs the table to decide every draw: a run of a game with options is
+    refused in one line before Spark runs a task (it was a BaccaratError raised in each task, a traceback
+    with exit 1, after round_ev's folder was made)."""
+    out = tmp_path / "data"
+    simulate(spark, out, rules="chemin_de_fer", seed=3, shoes=2, partitions=1, run_id="cdf")
+    before = snapshot(out)
+    status, printed, err = cli("composition", "--out", out, "--run-id", "cdf")
+    assert (status, printed) == (2, "") and err.count("\n") == 1
+    assert err.startswith("error: rule set 'chemin_de_fer' leaves drawing decisions to the players"), err
+    assert snapshot(out) == before and not (out / "round_ev").exists()
+
+
 def test_an_output_folder_without_runs(cli, tmp_path):
     status, _, err = cli("composition", "--run-id", RUN, "--out", tmp_path / "none")
     assert status == 2 and f"no output folder {tmp_path / 'none'}" in err

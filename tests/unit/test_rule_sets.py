@@ -86,6 +86,20 @@ BAD_CONFIGS = [
 ]
 
 
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"decks": True}, "decks: Input should be a valid integer"),
+    ({"decks": 6.0}, "decks: Input should be a valid integer"),
+    ({"burn": {"enabled": True, "ten_value_burns": True}}, "burn.ten_value_burns: Input should be a valid integer"),
+    ({"cut_card": {"cards_from_end": "14", "extra_round": True}}, "cut_card.cards_from_end: Input should be a valid integer"),
+])
+def test_a_boolean_or_float_where_a_whole_number_belongs_was_taken_for_one(rules_file, changes, message):
+    """`decks: true` loaded as a 1-deck table (and `ten_value_burns: true` as 1): a wrong type in a rule
+    set is refused like any other, in one line."""
+    with pytest.raises(BaccaratError) as refused:
+        load_rule_set(str(rules_file(changes)))
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
 def test_a_key_given_twice_is_refused_naming_it(tmp_path):
     """YAML keeps the last of two equal keys silently: `player` paying 2 would give Player +43 % EV."""
     text = resource("conf", "rules", "punto_banco.yaml").read_text()

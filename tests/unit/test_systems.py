@@ -4,15 +4,17 @@ import random
 from decimal import Decimal
 from fractions import Fraction
 
+import numpy as np
 import polars as pl
 import pytest
 import yaml
 
 from pipeline.errors import BaccaratError
 from pipeline.marts.engines import Engine, outcomes_table, road_cells
-from pipeline.play import Round, _BigRoad, play_session
+from pipeline.play import ENDINGS, Round, _BigRoad, play_session
 from pipeline.risk import RiskQuestion, net_distribution, risk
-from pipeline.systems import DERIVED_ROADS, MAX_MONEY, known_systems, load_system
+from pipeline.session_kernel import play_sessions
+from pipeline.systems import DERIVED_ROADS, MAX_COUNT, MAX_MONEY, known_systems, load_system
 from pipeline.rule_sets import load_rule_set
 
 REQUIRED = ["flat_banker", "flat_player", "martingale_player_32", "martingale_player_512", "martingale_banker",
@@ -85,6 +87,41 @@ def test_a_bankroll_too_large_for_the_sessions_cents_was_a_traceback_in_the_spar
     assert "session.bankroll: Input should be less than or equal to 1000000000000" in str(error.value)
     assert "\n" not in str(error.value)
     assert load_system("flat_banker").with_session(bankroll=MAX_MONEY).session.bankroll == MAX_MONEY
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"session": {"max_rounds": 10**20}}, "session.max_rounds: Input should be less than or equal to 1000000000000"),
+    ({"progression": {"kind": "labouchere", "line": [1, 10**20]}},
+     "progression.line.1: Input should be less than or equal to 1000000000000"),
+])
+def test_a_round_limit_or_labouchere_number_past_int64_was_a_traceback_in_the_spark_task(system_file, changes,
+                                                                                          message):
+    """The session kernel holds both in 64-bit integers: past them numba failed to type its arguments in
+    every backtest task. Refused in one line when the system is validated; the bound itself plays."""
+    with pytest.raises(BaccaratError) as error:
+        load_system(system_file(changes))
+    assert message in str(error.value) and "\n" not in str(error.value)
+    largest = load_system(system_file({"session": {"max_rounds": MAX_COUNT},
+                                       "progression": {"kind": "labouchere", "line": [MAX_COUNT]}}))
+    rounds = [Round(1, "B", {"banker": Decimal("0.95"), "player": Decimal(-1), "tie": Decimal(-1)})] * 3
+    shoe_ids, winners = np.ones(3, dtype=np.int64), np.zeros(3, dtype=np.int8)
+    nets = {"player": np.full(3, -100, dtype=np.int64)}
+    reference, played = play_session(largest, rounds), play_sessions(largest, shoe_ids, winners, nets, 0, 3)
+    assert (reference.ended, reference.rounds) == ("incomplete", 3)
+    assert (ENDINGS[played["ended"][0]], played["rounds"][0]) == ("incomplete", 3)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"session": {"max_rounds": True}}, "session.max_rounds: Input should be a valid integer"),
+    ({"session": {"max_rounds": 50.0}}, "session.max_rounds: Input should be a valid integer"),
+    ({"progression": {"kind": "paroli", "paroli_wins": True}}, "progression.paroli_wins: Input should be a valid integer"),
+    ({"progression": {"kind": "labouchere", "line": [1, True]}}, "progression.line.1: Input should be a valid integer"),
+])
+def test_a_boolean_where_a_whole_number_belongs_was_taken_for_one(system_file, changes, message):
+    """`max_rounds: true` loaded as a one-round limit: a wrong type in a system file is refused in one line."""
+    with pytest.raises(BaccaratError) as refused:
+        load_system(system_file(changes))
+    assert message in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_an_unknown_system_is_one_line_naming_the_known_ones():
