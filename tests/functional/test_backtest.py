@@ -258,7 +258,7 @@ def test_an_empty_system_name_between_commas_is_bad_input_not_ignored(backtested
     ({"table": {"minimum": "1", "maximum": "5"}}, "table maximum 5 is below the unit 10"),
     ({"session": {"bankroll": "1000", "goal": "200"}, "unit": "10", "table": {"minimum": "10", "maximum": "5000"},
       "progression": {"kind": "flat"}, "name": "unbounded"}, "max_rounds"),
-    ({"bet": "tie", "table": {"minimum": "10", "maximum": "1000000000000"}},  # tests/unit/test_session_totals.py
+    ({"bet": "tie", "table": {"minimum": "10", "maximum": "1000000000000"}, "name": "huge_tie"},  # test_session_totals.py
      "could take its totals past decimal128(18, 2)"),
 ])
 def test_a_bad_system_file_is_one_line_and_writes_nothing(backtested, tmp_path, changes, message):
