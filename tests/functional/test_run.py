@@ -1,6 +1,7 @@
 """`baccarat run`, the whole pipeline in one command."""
 
 import polars as pl
+import pytest
 from cli_process import with_the_reader_gone, without_progress
 
 from pipeline.runs import committed_runs
@@ -33,6 +34,7 @@ def test_run_refuses_bad_input_before_doing_anything(cli, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # an exit-code test whose `baccarat run` starts its own driver (docs/testing.md)
 def test_run_piped_to_head_skipped_the_marts_and_the_report(tmp_path, cli):
     """`baccarat run | head -1` died at its second line with status 141: committed rounds, no marts, no
     warehouse, no report. A reader that leaves no longer abandons the work; the status is still 141."""
