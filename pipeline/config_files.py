@@ -87,3 +87,19 @@ def validation_problems(error) -> str:
         problems.append(f"{where}: {message}" if where else message)
     more = error.error_count() - len(problems)
     return "; ".join(problems) + (f"; and {more:,} more" if more > 0 else "")
+
+
+def shipped_or_file(folder: str, played: dict) -> str:
+    """The option naming a strategy or banque policy a run recorded (`played`): its name when conf/FOLDER
+    ships that document under it, else the YAML file it came from (pipeline/runs.py rules_argument does
+    the same for the rule set)."""
+    name = played["name"]
+    shipped = read_yaml(resource("conf", folder, f"{name}.yaml"), name) if name in known_names(folder) else None
+    return name if shipped is not None and _without_nulls(shipped) == _without_nulls(played) else f"{name}.yaml"
+
+
+def _without_nulls(document):
+    """A document without its null values: an option left out of a file is recorded as null."""
+    if isinstance(document, dict):
+        return {key: _without_nulls(value) for key, value in document.items() if value is not None}
+    return [_without_nulls(value) for value in document] if isinstance(document, list) else document

@@ -8,8 +8,6 @@ A job supplies its plan (JobPlan: what it writes, where, over which ranges) and 
 (JobPlan.write_range); run_job does the rest, and already_committed decides whether it has anything to do.
 """
 
-import hashlib
-import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,25 +21,11 @@ from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
-from pipeline.tasks import run_ranges
-
-KEY_LENGTH = 12
-
-
-def content_key(parameters: dict) -> str:
-    """Part of every file name a job writes: jobs of other parameters never write over each other's
-    files (an overwrite that fails leaves the old files whole), and equal keys mean equal rows."""
-    return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:KEY_LENGTH]
-
+from pipeline.tasks import KEY_LENGTH, content_key, part_key, run_ranges
 
 def new_tag() -> str:
     """A new job's tag, part of its temporary files' names (a plan's `job`)."""
     return uuid.uuid4().hex[:KEY_LENGTH]
-
-
-def key_of(path: str) -> str:
-    """The content key in the name of a file a job wrote (part-FIRST-LAST-KEY.parquet)."""
-    return path.rsplit("-", 1)[-1].removesuffix(".parquet")
 
 
 class JobFailed(WorldFailure):
@@ -125,7 +109,7 @@ def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
         paths = [f.path for f in record.files] if record is not None else []
     else:
         paths = [f["path"] for f in _added_files(plan)]
-    keys = {key_of(path) for path in paths}
+    keys = {part_key(path) for path in paths}
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
 
 

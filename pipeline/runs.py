@@ -14,11 +14,12 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from pipeline.at_once import each_at_once
-from pipeline.config_files import known_names, read_yaml, resource
+from pipeline.config_files import shipped_or_file
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store, data_file, first_line
+from pipeline.tasks import content_key, part_key
 
 RUNS = "runs"
 DATA_TABLES = ("rounds", "shoes")
@@ -264,23 +265,13 @@ def rules_argument(run: RunRecord) -> str:
     return run.rules if shipped == dealt else f"{run.rules}.yaml"
 
 
-def shipped_or_file(folder: str, played: dict) -> str:
-    """The option naming a strategy or banque policy a run recorded (`played`): its name when conf/FOLDER
-    ships that document under it, else the YAML file it came from, as rules_argument does for the rule set."""
-    name = played["name"]
-    shipped = read_yaml(resource("conf", folder, f"{name}.yaml"), name) if name in known_names(folder) else None
-    return name if shipped is not None and _without_nulls(shipped) == _without_nulls(played) else f"{name}.yaml"
-
-
-def _without_nulls(document):
-    """A document without its null values: an option left out of a file is recorded as null."""
-    if isinstance(document, dict):
-        return {key: _without_nulls(value) for key, value in document.items() if value is not None}
-    return [_without_nulls(value) for value in document] if isinstance(document, list) else document
-
-
 def repair_command(store: Store, run: RunRecord) -> str:
-    """The command that deals a run again in place, byte for byte (the same partitions), as a shell line."""
+    """The command that deals a run again in place, byte for byte (the same partitions), as a shell line;
+    none when the row's parameters are not those its files were dealt with (an edited seed would deal
+    another run under its id, which would then verify)."""
+    if {part_key(entry.path) for entry in run.files} - {None, content_key(run.parameters)}:
+        return (f"none from its runs row, whose parameters are not those its files were dealt with: deal run "
+                f"{run.run_id!r} again with the ones it was made with, and --overwrite")
     words = ["baccarat", "simulate", "--rules", rules_argument(run), "--seed", str(run.seed), "--shoes", str(run.shoes),
              "--partitions", str(run.partitions), "--run-id", run.run_id, "--out", store.uri]
     if strategies := run.strategies:

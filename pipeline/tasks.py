@@ -4,6 +4,8 @@ task's OSError said, as one line."""
 
 import builtins
 import contextlib
+import hashlib
+import json
 import re
 import threading
 from collections.abc import Callable
@@ -31,14 +33,30 @@ def partitions_for(shoes: int, parallelism: int, shoes_per_task: int) -> int:
     return max(1, min(shoes, max(parallelism, ceil(shoes / shoes_per_task))))
 
 
+KEY_LENGTH = 12
+_PART = re.compile(r"part-(\d{12})-(\d{12})-(\w+)\.parquet")
+
+
+def content_key(parameters: dict) -> str:
+    """Part of every file name a job writes: jobs of other parameters never write over each other's
+    files (an overwrite that fails leaves the old files whole), and equal keys mean equal rows."""
+    return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:KEY_LENGTH]
+
+
 def part_name(first: int, last: int, key: str) -> str:
     return f"part-{first:012d}-{last - 1:012d}-{key}.parquet"
 
 
 def part_shoes(path: str) -> tuple[int, int] | None:
     """The shoes [first, last) of a file a task named with part_name, or None for another name."""
-    found = re.fullmatch(r"part-(\d{12})-(\d{12})-\w+\.parquet", path.rsplit("/", 1)[-1])
+    found = _PART.fullmatch(path.rsplit("/", 1)[-1])
     return (int(found[1]), int(found[2]) + 1) if found else None
+
+
+def part_key(path: str) -> str | None:
+    """The content key of a file a task named with part_name, or None for another name."""
+    found = _PART.fullmatch(path.rsplit("/", 1)[-1])
+    return found[3] if found else None
 
 
 def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],

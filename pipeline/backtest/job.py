@@ -19,7 +19,7 @@ from pipeline.backtest.entries import check_bounded, play_range, settle
 from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
-from pipeline.jobs import JobPlan, Written, content_key, new_tag
+from pipeline.jobs import JobPlan, Written, new_tag
 from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run
@@ -27,7 +27,7 @@ from pipeline.schemas import contract
 from pipeline.session_kernel import TIE
 from pipeline.storage import Store
 from pipeline.systems import System, known_systems, load_system
-from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000

@@ -14,12 +14,12 @@ from pipeline.composition.counts import CountSystem, count_systems_for
 from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compositions_array, unseen_compositions
 from pipeline.composition.kernel import NEEDS_A_FIXED_TABLEAU, round_evs
 from pipeline.errors import BaccaratError
-from pipeline.jobs import JobPlan, Written, content_key, new_tag
+from pipeline.jobs import JobPlan, Written, new_tag
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, read_committed_run, shoe_rows
 from pipeline.schemas import contract
 from pipeline.storage import Store
-from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
 
 ROUND_EV = "round_ev"
 SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes

@@ -23,14 +23,14 @@ from pipeline.games.banque import DEFAULT_POLICY, HANDS, NATURAL_PAID, BanquePol
 from pipeline.games.banque_counts import profile_for
 from pipeline.games.strategies import Strategy, strategy_document
 from pipeline.games.value import INFINITE, shoe_of
-from pipeline.jobs import JobPlan, Written, content_key, new_tag, run_record
+from pipeline.jobs import JobPlan, Written, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD
 from pipeline.runs import BANQUE_ROUNDS, RunRecord, check_run_id
 from pipeline.schemas import contract
 from pipeline.simulate.kernel import draw_choice, next_below, rng_seed, shuffle
 from pipeline.storage import Store
-from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
 
 WITH_REPLACEMENT = 0
 NO_DECISION, STOOD, DREW = -1, 0, 1

@@ -15,13 +15,13 @@ import pyarrow.compute as pc
 
 from pipeline.bets import BET_KINDS
 from pipeline.games.pairs import StrategyPair, checked_pair
-from pipeline.jobs import JobPlan, Written, content_key, new_tag, run_record
+from pipeline.jobs import JobPlan, Written, new_tag, run_record
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import DATA_TABLES, RunRecord, check_run_id
 from pipeline.schemas import contract
 from pipeline.simulate.batch import Dealer
 from pipeline.storage import Store
-from pipeline.tasks import part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
 
 SHOES_PER_BATCH = 4096  # the kernel's working set stays in cache-friendly, bounded memory
 SHOES_PER_TASK = 100_000  # few enough tasks that Spark's per-task cost stays small

@@ -14,6 +14,7 @@ from pipeline.games.strategies import load_strategy, strategy_document
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import repair_command
 from pipeline.storage import Store
+from pipeline.tasks import content_key, part_name
 
 SHIPPED = replace(RUN, rule_set=load_rule_set("punto_banco").model_dump(mode="json"))
 
@@ -84,3 +85,18 @@ def test_a_banque_run_of_an_edited_policy_or_strategy_was_repaired_with_the_ship
     run = replace(BANQUE, banque=edited)
     assert [_option(run, option, tmp_path) for option in ("--banker-policy", "--player-strategy")] == [
         "banque_banker_follows_punto_banco.yaml", "banque_player_draws_at_5,banque_player_draws_at_5.yaml"]
+
+
+def test_an_edited_seed_in_a_runs_row_gave_a_repair_command_that_dealt_another_run_under_its_id(tmp_path):
+    """A runs row whose seed was edited: verify named `simulate --seed NEW ... --overwrite`, which dealt
+    other rows under the run's id, and the run then verified. The files carry the content key of the
+    parameters they were dealt with, so the edit shows, and no command is read from such a row."""
+    key = content_key(SHIPPED.parameters)
+    dealt = replace(SHIPPED, files=tuple(
+        replace(entry, path=f"{entry.table}/run_id=r/{part_name(entry.first_shoe, entry.last_shoe + 1, key)}")
+        for entry in SHIPPED.files))
+    out = Store.parse(str(tmp_path))
+    assert shlex.split(repair_command(out, dealt))[:2] == ["baccarat", "simulate"]
+    for edited in (replace(dealt, seed=dealt.seed + 6), replace(dealt, shoes=dealt.shoes + 1)):
+        refused = repair_command(out, edited)
+        assert "--seed" not in refused and "not those its files were dealt with" in refused, refused
