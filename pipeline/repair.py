@@ -64,10 +64,10 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
             for f, size in missized_files(store, files)]
 
 
-def added_problems(store: Store, run: RunRecord, table: str) -> list[str]:
-    """What is wrong with a run's committed files of a table a job adds to it (round_ev, sessions), a line
-    each with its repair: missing, of another size than the table's log records, or breaking the contract."""
-    files = store.partition_files(table, run.run_id)
+def added_problems(store: Store, run: RunRecord, table: str, files: list[dict]) -> list[str]:
+    """What is wrong with a run's committed `files` of a table a job adds to it (round_ev, sessions;
+    Store.partition_files), a line each with its repair: missing, of another size than the table's log
+    records, or breaking the contract."""
     missized = missized_files(store, files)
     problems = [f"data file {'missing' if size is None else f'is {size:,} bytes'}, its log records {f['size']:,}: "
                 f"{store.location(f['path'])}" for f, size in missized]
@@ -79,7 +79,8 @@ def added_problems(store: Store, run: RunRecord, table: str) -> list[str]:
 
 def _added_problems(store: Store, run: RunRecord) -> list[str]:
     try:
-        return [line for table in ADDED_TABLES for line in added_problems(store, run, table)]
+        return [line for table in ADDED_TABLES
+                for line in added_problems(store, run, table, store.partition_files(table, run.run_id))]
     except StorageError:
         return []  # the table's damaged log is a line of its own
 

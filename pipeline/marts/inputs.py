@@ -84,9 +84,10 @@ class RunInput:
         """The run's committed files of a table another job adds to it (round_ev by `baccarat composition`,
         sessions by `baccarat backtest`), as the query engines take them, each checked against its size
         in the table's log and the contract (else DamagedRun naming the repair); none for a run without such rows."""
-        if problems := added_problems(self.out, self.record, name):
+        files = self.out.partition_files(name, self.run_id)
+        if problems := added_problems(self.out, self.record, name, files):
             raise DamagedRun(problems[0])
-        return [self.out.reader_path(entry["path"]) for entry in self.out.partition_files(name, self.run_id)]
+        return [self.out.reader_path(entry["path"]) for entry in files]
 
     def system_terms(self, names: list[str]) -> pa.Table:
         """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet
