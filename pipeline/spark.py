@@ -107,13 +107,26 @@ def _new_spark_log() -> Path:
     return log
 
 
+# The JVMs only schedule tasks and pass their bytes on (the tasks' work runs in Python): quick start-up
+# beats peak JIT. The driver starts 0.6 s sooner locally; an executor spends about 3 s less CPU on
+# compiling, which on a busy worker is taken from the tasks.
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def _driver_java_options(level: str) -> str:
-    # The driver JVM only schedules tasks: quick start-up beats peak JIT (-0.6 s locally).
-    options = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    options = QUICK_JVM
     settings = Path(str(resource("conf", "spark", "log4j2.properties")))
     if settings.is_file():
         options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
     return options
+
+
+def launched_conf(conf, master: str, level: str):
+    """`conf` for a driver this process launches on `master`. The executors' quick JVM is a default
+    that a spark.executor.extraJavaOptions of spark-defaults.conf adds to (and overrides, flag by flag)."""
+    conf.setMaster(master).set("spark.driver.memory", "512m")
+    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
+    return conf.set("spark.executor.defaultJavaOptions", QUICK_JVM)
 
 
 def under_spark_submit() -> bool:
@@ -146,9 +159,7 @@ def spark_session(master: str | None, app_name: str):
     conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     if submitted:
         return SparkSession.builder.config(conf=conf).getOrCreate()
-    conf.setMaster(master).set("spark.driver.memory", "512m")
-    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
-    _start_driver(conf, log=None if requested else _new_spark_log())
+    _start_driver(launched_conf(conf, master, level), log=None if requested else _new_spark_log())
     return SparkSession.builder.getOrCreate()
 
 

@@ -19,7 +19,7 @@ from local_s3 import free_port
 from polars.testing import assert_frame_equal
 
 from pipeline.runs import read_run
-from pipeline.spark import check_master
+from pipeline.spark import QUICK_JVM, check_master
 from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -43,9 +43,10 @@ def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
     group takes its executor too); stopped afterwards. Yields (URL, the driver's environment, processes by name)."""
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    daemons = {**env, "SPARK_DAEMON_JAVA_OPTS": QUICK_JVM}  # a master and workers that only schedule
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
-    worker_env = {name: value for name, value in env.items() if not name.startswith(withheld)}
+    worker_env = {name: value for name, value in daemons.items() if not name.startswith(withheld)}
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     commands = {
         "master": [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -58,7 +59,7 @@ def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
     try:
         for name, command in commands.items():
             log = open(logs / f"{name}.log", "w")
-            processes[name] = subprocess.Popen(command, env=env if name == "master" else worker_env,
+            processes[name] = subprocess.Popen(command, env=daemons if name == "master" else worker_env,
                                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             if name == "master":
                 wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, "the master")

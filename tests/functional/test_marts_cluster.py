@@ -20,6 +20,7 @@ from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
 import pipeline.spark
+from pipeline.spark import QUICK_JVM
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
 from pipeline.marts.cluster import spark_ranges
@@ -309,6 +310,8 @@ def test_a_worker_killed_mid_build_leaves_the_marts_of_one_process(cli, runs, tm
     assert "on 4 Spark tasks" in printed
     attempts = sorted(path.name for path in gate.glob("started-*"))
     assert len(attempts) == 5 and sum(name.endswith("-1") for name in attempts) == 1, attempts
+    executors = [path.read_text().split("\n", 1)[0] for path in logs.glob("work*/app-*/*/stderr")]
+    assert len(executors) >= 2 and all(f'"{flag}"' in executor for flag in QUICK_JVM.split() for executor in executors)
     assert cli("marts", "--out", single, "--run-id", run.run_id)[0] == 0
     on_cluster = committed_marts(str(spread), run.run_id)
     for name, expected in committed_marts(str(single), run.run_id).items():
