@@ -12,44 +12,48 @@ from pipeline.marts.range_views import range_connection, rounds_views
 from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
 
 RANGE_PARTIALS = ("outcome_totals", "longest_counts", "sessions", "session_edges", "running_nets", "round_groups")
+ROAD_PARTIALS = ("road_shoes", "road_marks", "road_columns", "road_conditions")  # over the roads of a range
 FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the merged partials
 
 
-def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
+def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
     """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables (prep_*.sql
-    over its rounds, its shoes and its blocks of 100 and 1,000 rounds); writes its file of each mart of
-    PER_SHOE_MARTS."""
+    over its rounds, its shoes, its blocks of 100 and 1,000 rounds and the roads of its shoes among the
+    first `road_stats_shoes`, 0: every shoe); the outcomes of its shoes among the first `road_cells_shoes`;
+    writes its file of each mart of PER_SHOE_MARTS."""
     con = range_connection(run.out, shoes)
     rounds_views(con, shoes)
     con.register("checkpoints", run.checkpoints())
     con.execute(f"CREATE TEMP TABLE blocks AS {sql('prep_blocks')}")
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
     tables["opening"] = con.sql("FROM opening").to_arrow_table()
-    sample = f"WHERE shoe_id < {int(sample_shoes)}" if sample_shoes else ""
-    tables["road_outcomes"] = con.sql(f"SELECT shoe_id, round, outcome FROM rounds {sample}").to_arrow_table()
+    tables["road_outcomes"] = con.sql(f"FROM ({_outcomes(road_cells_shoes)})").to_arrow_table()
+    con.execute(f"CREATE TEMP VIEW outcomes AS {_outcomes(road_stats_shoes)}")
+    build_roads(con, grid=False)
+    tables |= {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in ROAD_PARTIALS}
     for name in PER_SHOE_MARTS:
         tables[name] = write_part(run, name, con.sql(sql(name)).to_arrow_table(), shoes.file_name())
     con.close()
     return tables
 
 
-def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+def _outcomes(first_shoes: int) -> str:
+    """The outcomes of the range's shoes among the run's first `first_shoes` (0: every shoe)."""
+    return "SELECT shoe_id, round, outcome FROM rounds" + (f" WHERE shoe_id < {int(first_shoes)}" if first_shoes else "")
+
+
+def finals(run: RunInput, merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """Every mart of one run but those its range tasks wrote (PER_SHOE_MARTS) from its merged partials,
-    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
-    first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
-    `road_stats_shoes` (0: every shoe)."""
+    as Arrow tables (before the contract's run_id and rules columns); road_cells from the road outcomes."""
     con = run.out.duckdb_connection()
     con.execute("SET preserve_insertion_order = false")  # every mart says its order; run_row is explicit
     for name, table in merged.items():
         con.register(name, table)
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):
         con.register(name, getattr(run, name)())
-    con.execute(f"CREATE TEMP VIEW outcomes AS SELECT * FROM road_outcomes WHERE shoe_id < {int(road_cells_shoes)}")
+    con.execute("CREATE TEMP VIEW outcomes AS FROM road_outcomes")
     build_roads(con, grid=True)
     tables = {"road_cells": road_cells(con)}
-    sample = f"WHERE shoe_id < {int(road_stats_shoes)}" if road_stats_shoes else ""
-    con.execute(f"CREATE OR REPLACE TEMP VIEW outcomes AS SELECT * FROM road_outcomes {sample}")
-    build_roads(con, grid=False)
     for name in FINAL_PREPARED:
         con.execute(f"CREATE TEMP TABLE {name} AS {sql('prep_' + name)}")
     for name in MARTS:

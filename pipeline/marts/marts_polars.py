@@ -161,63 +161,28 @@ def longest_streaks(counts: pl.LazyFrame) -> pl.LazyFrame:
     return counts.select("side", "longest", "shoes", share=_share("shoes", "side")).sort("side", "longest")
 
 
-def _entries(big_road: pl.LazyFrame, derived: pl.LazyFrame, *columns: str) -> pl.LazyFrame:
-    return pl.concat([big_road.select(*columns), derived.select(*columns)])
-
-
-def _shoes(big_road: pl.LazyFrame) -> pl.LazyFrame:
-    """(SELECT count(DISTINCT shoe_id) FROM big_road): the shoes the road statistics cover."""
-    return big_road.select(shoes=pl.col("shoe_id").n_unique().cast(pl.Int64))
-
-
-def road_colours(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
+def road_colours(marks: pl.LazyFrame, shoes: pl.LazyFrame) -> pl.LazyFrame:
     """road_colours.sql"""
-    return (_entries(big_road, derived, "road", "mark")
-            .group_by("road", "mark").agg(count=pl.len().cast(pl.Int64))
-            .join(_shoes(big_road), how="cross")
+    return (marks.join(shoes, how="cross")
             .select("road", "mark", "shoes", "count", share=_share("count", "road"))
             .sort(_order("road", ENTRY_ROADS), "mark"))
 
 
-def road_column_lengths(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
+def road_column_lengths(columns: pl.LazyFrame, shoes: pl.LazyFrame) -> pl.LazyFrame:
     """road_column_lengths.sql"""
-    return (_entries(big_road, derived, "road", "shoe_id", "col")
-            .group_by("road", "shoe_id", "col").agg(length=pl.len().cast(pl.Int64))
-            .group_by("road", "length").agg(columns=pl.len().cast(pl.Int64))
-            .join(_shoes(big_road), how="cross")
+    return (columns.join(shoes, how="cross")
             .select("road", "length", "shoes", "columns", share=_share("columns", "road"))
             .sort(_order("road", ENTRY_ROADS), "length"))
 
 
-def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
-    """road_patterns.sql: P(next big-road result = B | condition) against the share of B.
-    Each condition is counted on its own (grouped by the previous marks, the pattern string
-    built per group), then the counts are added up by (condition, pattern) as in the SQL."""
-    banker = (pl.col("mark") == "B").sum().cast(pl.Int64)
-    counts = dict(observations=pl.len().cast(pl.Int64), next_banker=banker)
-    # lag(mark, k) OVER (PARTITION BY shoe_id ORDER BY seq), on the rows sorted once
-    ordered = big_road.select("shoe_id", "seq", "mark").sort("shoe_id", "seq")
-    lags = {f"m{k}": pl.when(pl.col("shoe_id").shift(k) == pl.col("shoe_id")).then(pl.col("mark").shift(k))
-            for k in range(1, 5)}
-    previous = ordered.with_columns(**lags)
-    last = [previous.filter(pl.col(f"m{k}").is_not_null())
-            .group_by([f"m{j}" for j in range(k, 0, -1)]).agg(**counts)
-            .select(condition=pl.lit(f"last_{k}"),  # oldest first: m_k || ... || m_1
-                    pattern=pl.concat_str([pl.col(f"m{j}") for j in range(k, 0, -1)]),
-                    **{name: name for name in counts})
-            for k in range(1, 5)]
-    following = big_road.select("shoe_id", "seq", next_mark="mark")
-    by_roads = (derived.select("shoe_id", "road", pattern="mark", seq=pl.col("entry_seq") + 1)
-                .join(following, on=["shoe_id", "seq"])
-                .group_by("road", "pattern")
-                .agg(**counts | {"next_banker": (pl.col("next_mark") == "B").sum().cast(pl.Int64)})
-                .select(condition="road", pattern="pattern", **{name: name for name in counts}))
-    base = big_road.select(p0=(pl.col("mark") == "B").sum() / pl.len(),
-                           shoes=pl.col("shoe_id").n_unique().cast(pl.Int64))
+def road_patterns(conditions: pl.LazyFrame, marks: pl.LazyFrame, shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """road_patterns.sql: P(next big-road result = B | condition) against the share of B."""
+    count = pl.col("count")
+    base = (marks.filter(pl.col("road") == "big_road")
+            .select(p0=count.filter(pl.col("mark") == "B").sum() / count.sum())
+            .join(shoes, how="cross"))
     p, p0, n = pl.col("p_next_banker"), pl.col("p_unconditional"), pl.col("observations")
-    return (pl.concat([*last, by_roads])
-            .group_by("condition", "pattern").agg(pl.col("observations").sum(), pl.col("next_banker").sum())
-            .join(base, how="cross")
+    return (conditions.join(base, how="cross")
             .select("condition", "pattern", "shoes", "observations", "next_banker",
                     p_next_banker=pl.col("next_banker") / n,
                     p_unconditional="p0")
@@ -227,21 +192,16 @@ def road_patterns(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame
 
 # --- the run ------------------------------------------------------------------------------------
 
-def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+def finals(run: RunInput, merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """Every mart of one run but those its range tasks wrote (PER_SHOE_MARTS) from its merged partials,
-    as Arrow tables (before the contract's run_id and rules columns). Roads are drawn cell by cell for the
-    first `road_cells_shoes` shoes; the road statistics (colours, column lengths, patterns) cover the first
-    `road_stats_shoes` (0: every shoe)."""
+    as Arrow tables (before the contract's run_id and rules columns); road_cells from the road outcomes."""
     frames = {name: pl.from_arrow(table).lazy() for name, table in merged.items()}
-    groups, outcomes = frames["round_groups"], frames["road_outcomes"]
+    groups, road_shoes = frames["round_groups"], frames["road_shoes"]
     nets = nets_of(frames["session_edges"])
     exact_outcomes = pl.from_arrow(run.exact_outcomes()).lazy()
     exact_bets = pl.from_arrow(run.exact_bets()).lazy()
     checkpoints = pl.from_arrow(run.checkpoints()).lazy().select(pl.col("rounds").cast(pl.Int64))
-    tables = {"road_cells": roads_polars.road_cells(outcomes.filter(pl.col("shoe_id") < int(road_cells_shoes)))}
-    sample = outcomes.filter(pl.col("shoe_id") < int(road_stats_shoes)) if road_stats_shoes else outcomes
-    big = roads_polars.big_road(sample).collect().lazy()
-    der = roads_polars.derived(big).collect().lazy()
+    tables = {"road_cells": roads_polars.road_cells(frames["road_outcomes"])}
     histogram = round_histogram(groups, nets).collect().lazy()
     sessions = session_histogram(histogram, frames["sessions"], frames["session_edges"], nets).collect().lazy()
     marts = {
@@ -251,9 +211,9 @@ def finals(run: RunInput, merged: dict[str, pa.Table], road_cells_shoes: int, ro
         "bet_performance": bet_performance(sessions, exact_bets),
         "payout_variance": payout_variance(sessions),
         "longest_streaks": longest_streaks(frames["longest_counts"]),
-        "road_colours": road_colours(big, der),
-        "road_column_lengths": road_column_lengths(big, der),
-        "road_patterns": road_patterns(big, der),
+        "road_colours": road_colours(frames["road_marks"], road_shoes),
+        "road_column_lengths": road_column_lengths(frames["road_columns"], road_shoes),
+        "road_patterns": road_patterns(frames["road_conditions"], frames["road_marks"], road_shoes),
     }
     tables |= {name: arrow_table(frame) for name, frame in zip(marts, pl.collect_all(list(marts.values())))}
     return {name: tables[name] for name in MARTS if name not in PER_SHOE_MARTS}

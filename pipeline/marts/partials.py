@@ -26,8 +26,8 @@ from pipeline.tasks import part_shoes, shoe_ranges
 # How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
 # column starting with it) and how (a pyarrow aggregation); the others are its key (none: one row). A
 # partial with none merged has each key in one range. Every partial's rows are bounded by the run's
-# distinct values (nets, streak lengths, checkpoints), never by its shoes, but for the file entries and
-# the road outcomes of the shoes the roads are built for.
+# distinct values (nets, streak lengths, checkpoints, road column lengths), never by its shoes, but for
+# the file entries and the road outcomes of the shoes road_cells draws.
 MERGED = {
     "outcome_totals": {"rounds": "sum", "shoes": "sum", "banker_wins": "sum", "player_wins": "sum", "ties": "sum"},
     "longest_counts": {"shoes": "sum"},  # shoes per side and longest streak
@@ -36,7 +36,12 @@ MERGED = {
     "running_nets": {"rounds": "sum", "net_": "sum"},  # nets before each checkpoint of 100 rounds or more
     "round_groups": {"weight": "sum"},  # streak indexes end with their shoe
     "opening": {},  # the run's first 100 rounds, by run_row
-    "road_outcomes": {},  # the outcomes of the shoes the roads are built for, by shoe and round
+    "road_outcomes": {},  # the outcomes of the shoes road_cells draws, by shoe and round
+    # over the roads of the shoes the road statistics cover: never crossing a shoe, so they merge by summing
+    "road_shoes": {"shoes": "sum"},  # the shoes with a big road
+    "road_marks": {"count": "sum"},  # entries per road and mark
+    "road_columns": {"columns": "sum"},  # logical columns per road and length
+    "road_conditions": {"observations": "sum", "next_banker": "sum"},  # entries per condition and pattern
     "shoe_summary": {},  # the file of the mart's rows each range's task wrote: path, size, rows
 }
 # A co-moment about its group's mean, m2_<x> (of x with itself) or m2_<x>_<y>, beside the group's count
@@ -101,11 +106,6 @@ def plan_ranges(run: RunInput, ranges: int, build: str = "") -> list[ShoeRange]:
 def build_id() -> str:
     """A new build's id, unique to it: its time in milliseconds and a random part."""
     return f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
-
-
-def road_sample_shoes(road_cells_shoes: int, road_stats_shoes: int) -> int:
-    """The shoes whose outcomes the roads need: the first N (0: every shoe)."""
-    return 0 if road_stats_shoes == 0 else max(road_cells_shoes, road_stats_shoes)
 
 
 def _aggregation(merging: dict[str, str], column: str) -> str | None:
@@ -230,22 +230,20 @@ class Family:
 
 def marts_family(partials_of: Callable, finals: Callable, run: RunInput, road_cells_shoes: int,
                  road_stats_shoes: int) -> Family:
-    """A run's marts from an engine's partials_of(run, shoes, sample_shoes) and finals(run, merged,
-    road_cells_shoes, road_stats_shoes); the marts the range tasks wrote (PER_SHOE_MARTS) as their files."""
-    sample_shoes = road_sample_shoes(road_cells_shoes, road_stats_shoes)
-    return Family(partial(_marts_partials, partials_of, run, sample_shoes), MERGED,
-                  partial(_marts_finals, finals, run, road_cells_shoes, road_stats_shoes))
+    """A run's marts from an engine's partials_of(run, shoes, road_cells_shoes, road_stats_shoes) and
+    finals(run, merged); the marts the range tasks wrote (PER_SHOE_MARTS) as their files."""
+    return Family(partial(_marts_partials, partials_of, run, road_cells_shoes, road_stats_shoes), MERGED,
+                  partial(_marts_finals, finals, run))
 
 
-def _marts_partials(partials_of: Callable, run: RunInput, sample_shoes: int, shoes: ShoeRange,
-                    round_ev: tuple[str, ...]) -> dict[str, pa.Table]:
-    return partials_of(run, shoes, sample_shoes=sample_shoes)
+def _marts_partials(partials_of: Callable, run: RunInput, road_cells_shoes: int, road_stats_shoes: int,
+                    shoes: ShoeRange, round_ev: tuple[str, ...]) -> dict[str, pa.Table]:
+    return partials_of(run, shoes, road_cells_shoes, road_stats_shoes)
 
 
-def _marts_finals(finals: Callable, run: RunInput, road_cells_shoes: int, road_stats_shoes: int,
-                  merged: dict[str, pa.Table]) -> dict[str, pa.Table | WrittenMart]:
+def _marts_finals(finals: Callable, run: RunInput, merged: dict[str, pa.Table]) -> dict[str, pa.Table | WrittenMart]:
     written = {name: WrittenMart(tuple(merged.pop(name).to_pylist())) for name in PER_SHOE_MARTS}
-    return finals(run, merged, road_cells_shoes, road_stats_shoes) | written
+    return finals(run, merged) | written
 
 
 def composition_family(partials_of: Callable, finals: Callable, run: RunInput) -> Family:

@@ -5,6 +5,7 @@ the range's file of each mart the range tasks write."""
 import polars as pl
 import pyarrow as pa
 
+from pipeline.marts import roads_polars
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.partials import OPENING_ROUNDS, RangeFile, ShoeRange
 from pipeline.marts.publish import write_part
@@ -86,6 +87,49 @@ def shoe_summary(shoes: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
                     *nets))
 
 
+def _entries(big_road: pl.LazyFrame, derived: pl.LazyFrame, *columns: str) -> pl.LazyFrame:
+    return pl.concat([big_road.select(*columns), derived.select(*columns)])
+
+
+def road_conditions(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_road_conditions.sql. Each condition is counted on its own (grouped by the previous marks, the
+    pattern string built per group), then the counts are added up by (condition, pattern) as in the SQL."""
+    banker = (pl.col("mark") == "B").sum().cast(pl.Int64)
+    counts = dict(observations=pl.len().cast(pl.Int64), next_banker=banker)
+    # lag(mark, k) OVER (PARTITION BY shoe_id ORDER BY seq), on the rows sorted once
+    ordered = big_road.select("shoe_id", "seq", "mark").sort("shoe_id", "seq")
+    lags = {f"m{k}": pl.when(pl.col("shoe_id").shift(k) == pl.col("shoe_id")).then(pl.col("mark").shift(k))
+            for k in range(1, 5)}
+    previous = ordered.with_columns(**lags)
+    last = [previous.filter(pl.col(f"m{k}").is_not_null())
+            .group_by([f"m{j}" for j in range(k, 0, -1)]).agg(**counts)
+            .select(condition=pl.lit(f"last_{k}"),  # oldest first: m_k || ... || m_1
+                    pattern=pl.concat_str([pl.col(f"m{j}") for j in range(k, 0, -1)]),
+                    **{name: name for name in counts})
+            for k in range(1, 5)]
+    following = big_road.select("shoe_id", "seq", next_mark="mark")
+    by_roads = (derived.select("shoe_id", "road", pattern="mark", seq=pl.col("entry_seq") + 1)
+                .join(following, on=["shoe_id", "seq"])
+                .group_by("road", "pattern")
+                .agg(**counts | {"next_banker": (pl.col("next_mark") == "B").sum().cast(pl.Int64)})
+                .select(condition="road", pattern="pattern", **{name: name for name in counts}))
+    return pl.concat([*last, by_roads]).group_by("condition", "pattern").agg(
+        pl.col("observations").sum(), pl.col("next_banker").sum())
+
+
+def road_partials(outcomes: pl.LazyFrame) -> dict[str, pl.LazyFrame]:
+    """prep_road_shoes.sql, prep_road_marks.sql, prep_road_columns.sql and prep_road_conditions.sql over
+    the roads of `outcomes`."""
+    big = roads_polars.big_road(outcomes).collect().lazy()
+    der = roads_polars.derived(big).collect().lazy()
+    lengths = (_entries(big, der, "road", "shoe_id", "col").group_by("road", "shoe_id", "col")
+               .agg(length=pl.len().cast(pl.Int64)))
+    return {"road_shoes": big.select(shoes=pl.col("shoe_id").n_unique().cast(pl.Int64)),
+            "road_marks": _entries(big, der, "road", "mark").group_by("road", "mark").agg(count=pl.len().cast(pl.Int64)),
+            "road_columns": lengths.group_by("road", "length").agg(columns=pl.len().cast(pl.Int64)),
+            "road_conditions": road_conditions(big, der)}
+
+
 def arrow_table(frame: pl.DataFrame) -> pa.Table:
     """Arrow, with plain strings (as DuckDB gives) rather than Polars' large strings."""
     table = frame.to_arrow()
@@ -107,9 +151,15 @@ def range_scan(files: tuple[RangeFile, ...], shoes: ShoeRange, options, run_row:
     return pl.concat(frames)
 
 
-def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa.Table]:
-    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables; writes
-    its file of shoe_summary (publish.PER_SHOE_MARTS)."""
+def _first_shoes(outcomes: pl.LazyFrame, first_shoes: int) -> pl.LazyFrame:
+    """The outcomes of the run's first `first_shoes` shoes (0: every shoe)."""
+    return outcomes.filter(pl.col("shoe_id") < int(first_shoes)) if first_shoes else outcomes
+
+
+def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_shoes: int) -> dict[str, pa.Table]:
+    """The partials of one range of a run's shoes (pipeline/marts/partials.py), as Arrow tables, the roads'
+    over its shoes among the first `road_stats_shoes` (0: every shoe); the outcomes of its shoes among the
+    first `road_cells_shoes`; writes its file of shoe_summary (publish.PER_SHOE_MARTS)."""
     options = run.out.polars_options()
     rounds = range_scan(shoes.rounds, shoes, options, run_row=True)
     shoe_rows = range_scan(shoes.shoes, shoes, options, run_row=False).select(
@@ -127,7 +177,8 @@ def partials(run: RunInput, shoes: ShoeRange, sample_shoes: int) -> dict[str, pa
         "round_groups": round_groups(rounds, nets),
         "opening": (range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
         .filter(pl.col("run_row") < OPENING_ROUNDS).select("run_row", *nets),
-        "road_outcomes": outcomes.filter(pl.col("shoe_id") < int(sample_shoes)) if sample_shoes else outcomes,
+        "road_outcomes": _first_shoes(outcomes, road_cells_shoes),
+        **road_partials(_first_shoes(outcomes, road_stats_shoes)),
     }
     # Each scan of every round runs alone on the streaming engine: collected together, queries
     # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).

@@ -20,7 +20,7 @@ from pipeline.storage import Store
 from pipeline.tasks import shoe_ranges
 
 SHOES, RANGES = 1_000, 10
-SAMPLE_SHOES = 50  # the road outcomes: of the first 50 shoes, in the first range whatever its size
+CELL_SHOES = 50  # the road outcomes: of the first 50 shoes, in the first range whatever its size
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +38,16 @@ def run(run_folder, tmp_path):
     return load_run(Store.parse(str(tmp_path / "out")), run_id)
 
 
+@pytest.mark.parametrize("road_stats_shoes", [CELL_SHOES, 0], ids=["road-sample", "roads-of-every-shoe"])
 @pytest.mark.parametrize("partials_of", [marts_duckdb.partials, partials_polars.partials], ids=["duckdb", "polars"])
-def test_what_a_range_task_returns_does_not_grow_with_its_shoes(run, partials_of):
+def test_what_a_range_task_returns_does_not_grow_with_its_shoes(run, partials_of, road_stats_shoes):
     """A range of the whole run against one of its tenth: a partial of one row per shoe or per block would
     hold ten times the rows; these hold the distinct values of their keys (nets, streak lengths,
-    checkpoints), the two edges of each session size, and shoe_summary's one file entry."""
+    checkpoints, road column lengths), the two edges of each session size, and shoe_summary's one file
+    entry. The road statistics of every shoe (0) sent the outcome of every round before."""
     small, whole = plan_ranges(run, RANGES, build_id())[0], plan_ranges(run, 1, build_id())[0]
     assert (whole.last - whole.first) == RANGES * (small.last - small.first) == SHOES
-    rows = [{name: table.num_rows for name, table in partials_of(run, shoes, SAMPLE_SHOES).items()}
+    rows = [{name: table.num_rows for name, table in partials_of(run, shoes, CELL_SHOES, road_stats_shoes).items()}
             for shoes in (small, whole)]
     assert set(rows[1]) == set(MERGED)
     for name, held in rows[1].items():
@@ -73,7 +75,7 @@ def test_shoe_summary_is_one_commit_of_one_file_per_range_equal_to_one_process(r
 
 def test_a_retried_range_task_writes_the_same_shoe_summary_file(run):
     shoes = plan_ranges(run, 3, build_id())[1]
-    first, again = (marts_duckdb.partials(run, shoes, 0)["shoe_summary"].to_pylist() for _ in range(2))
+    first, again = (marts_duckdb.partials(run, shoes, 0, 0)["shoe_summary"].to_pylist() for _ in range(2))
     assert first == again and first[0]["rows"] == shoes.last - shoes.first
     assert run.out.sha256(first[0]["path"]) is not None
 

@@ -28,7 +28,7 @@ from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.marts_duckdb import partials
 from pipeline.marts import composition_duckdb, composition_polars
-from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, plan_ranges, road_sample_shoes
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, plan_ranges
 from pipeline.marts.range_views import range_connection
 from pipeline.schemas import contract
 from pipeline.storage import Store
@@ -112,10 +112,9 @@ def test_sessions_straddling_two_ranges_are_completed_by_the_merge(runs):
     blocks across its edges; merged, the blocks that straddle two ranges complete every session but the
     run's last."""
     run, road_stats_shoes = runs["punto_banco"]
-    sample = road_sample_shoes(ROAD_CELLS_SHOES, road_stats_shoes)
     ranges = plan_ranges(run, 7)
     assert len(ranges) == 7 and ranges[0].first == 0 and ranges[-1].last == run.record.shoes
-    results = [partials(run, shoes, sample) for shoes in ranges]
+    results = [partials(run, shoes, ROAD_CELLS_SHOES, road_stats_shoes) for shoes in ranges]
     edges = merge(MERGED["session_edges"], [result["session_edges"] for result in results])
     assert sum(result["session_edges"].num_rows for result in results) > edges.num_rows  # some were in two ranges
     inside = pl.from_arrow(merge(MERGED["sessions"], [result["sessions"] for result in results]))

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge, road_sample_shoes
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge
 
 NET = pa.decimal128(38, 2)
 
@@ -71,12 +71,6 @@ def test_count_levels_sum_their_sums_and_keep_the_least_and_greatest_values():
          "min_ev": -0.1, "max_tc": 0.4},
         {"count_system": "hi_lo", "bet": "banker", "direction": "high", "level": 1, "rounds": 6, "sum_ev": 0.75,
          "min_ev": -0.3, "max_tc": 0.9}]
-
-
-def test_the_roads_need_the_outcomes_of_the_larger_sample_or_of_every_shoe():
-    assert road_sample_shoes(200, 10_000) == 10_000
-    assert road_sample_shoes(300, 50) == 300
-    assert road_sample_shoes(200, 0) == 0
 
 
 def test_count_levels_merge_their_co_moments_about_the_merged_means_without_raw_sums():
