@@ -3,9 +3,10 @@ engine that releases the GIL."""
 
 import contextvars
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
+WAIT_STEP_SECONDS = 0.2
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -17,6 +18,13 @@ def each_at_once(work: Callable[[T], R], items: Iterable[T], threads: int | None
     items = list(items)
     if not items:
         return []
-    with ThreadPoolExecutor(threads or len(items)) as pool:
+    pool = ThreadPoolExecutor(threads or len(items))
+    try:
         calls = [pool.submit(contextvars.copy_context().run, work, item) for item in items]
+        # Waiting in short steps: a Ctrl-C that the kernel hands to a worker thread is then still seen
+        # here, where a plain join would sleep through it until every item had been worked.
+        while wait(calls, timeout=WAIT_STEP_SECONDS).not_done:
+            pass
+    finally:  # after a Ctrl-C, the items not started are dropped; the process is ending
+        pool.shutdown(wait=False, cancel_futures=True)
     return [call.result() for call in calls]

@@ -1,5 +1,6 @@
 """each_at_once: every item's call in threads, the results in order, the first error after all end."""
 
+import _thread
 import threading
 import time
 
@@ -50,3 +51,21 @@ def test_the_first_items_error_is_raised_once_every_call_has_ended():
 
 def test_no_items_is_no_results():
     assert each_at_once(lambda item: item, []) == []
+
+
+def test_a_ctrl_c_waited_for_every_queued_item_before_it_was_seen():
+    """The interrupt comes while the caller waits (as a SIGINT the kernel gave a worker thread): it is
+    raised within a wait step, and the items not yet started never run."""
+    started = []
+
+    def slow(item: int) -> None:
+        started.append(item)
+        time.sleep(0.5)
+
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    begun = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        each_at_once(slow, range(20), threads=2)
+    assert time.monotonic() - begun < 2
+    time.sleep(0.6)
+    assert len(started) <= 4
