@@ -1,6 +1,7 @@
 """The analytics over committed runs: marts (and the warehouse), roads, report and sql."""
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,7 +41,7 @@ def marts(
     from pipeline.marts.cluster import default_ranges
     from pipeline.marts.engines import build_marts
     from pipeline.marts.inputs import EVERY_MART, load_runs
-    from pipeline.marts.partials import in_process, two_at_once
+    from pipeline.marts.partials import on_every_core, two_at_once
     from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
     from pipeline.repair import repair_logs
     from pipeline.schemas import contract
@@ -57,7 +58,7 @@ def marts(
             started = time.monotonic()
             count = ranges or default_ranges(run.record.shoes, parallelism)
             write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
-            on = "" if run_ranges in (in_process, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
+            on = "" if run_ranges in (on_every_core, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
             print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
                   f"in {time.monotonic() - started:.1f} s", flush=True)
         warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
@@ -69,13 +70,13 @@ def marts(
 
 
 def _range_runner(master: str | None, out: "Store") -> tuple["RangeRunner", int]:
-    """How the shoe ranges' partials run: in this process (two at a time from an object store), or as
-    Spark tasks (with the cluster's cores)."""
-    from pipeline.marts.partials import in_process, two_at_once
+    """How the shoe ranges' partials run, and on how many cores: in this process (a range per core from a
+    local folder, two at a time from an object store), or as Spark tasks (with the cluster's cores)."""
+    from pipeline.marts.partials import on_every_core, two_at_once
     from pipeline.spark import spark_session, under_spark_submit
 
     if master is None and not under_spark_submit():
-        return (in_process if out.is_local else two_at_once), 1
+        return (on_every_core, os.cpu_count() or 1) if out.is_local else (two_at_once, 1)
     from pipeline.marts.cluster import spark_ranges
 
     context = spark_session(master, "baccarat marts").sparkContext

@@ -7,6 +7,7 @@ runs row records, so that the engines read local files and no object's bytes cro
 (local_range). docs/marts-and-roads.md, "On a cluster"."""
 
 import contextlib
+import os
 import threading
 import time
 import uuid
@@ -171,8 +172,14 @@ def in_process(task: Callable[[ShoeRange], object], ranges: list[ShoeRange]) -> 
     return [task(shoes) for shoes in ranges]
 
 
-# In one process, a range's files are fetched while the range before it is built: one range fetches and
-# one builds at a time (local_range and the tasks below hold these), so the engine keeps every core.
+def on_every_core(task: Callable[[ShoeRange], object], ranges: list[ShoeRange]) -> list:
+    """In this process, a range per core at a time, each range's engine on one thread, as Spark's tasks
+    run them: the engines' single-threaded steps (the roads' window functions) leave no core idle."""
+    return each_at_once(task, [replace(shoes, threads=1) for shoes in ranges], threads=os.cpu_count() or 1)
+
+
+# From an object store, a range's files are fetched while the range before it is built: one range fetches
+# and one builds at a time (local_range and the tasks below hold these), so the engine keeps every core.
 _FETCHING, _BUILDING = threading.Lock(), threading.Lock()
 
 
@@ -253,7 +260,8 @@ def composition_family(partials_of: Callable, finals: Callable, run: RunInput) -
 
 def _partials_of_range(families: tuple[Family, ...], run: RunInput, round_ev: tuple[str, ...],
                        shoes: ShoeRange) -> list[dict[str, pa.Table]]:
-    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), _BUILDING:
+    building = contextlib.nullcontext() if run.out.is_local else _BUILDING
+    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), building:
         return [family.of(shoes_here, round_ev_here) for family in families]
 
 
