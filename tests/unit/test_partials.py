@@ -1,14 +1,17 @@
 """The merge of the marts' partials (pipeline/marts/partials.py): merged columns summed, or their least or
 greatest value taken, or co-moments moved to the merged means, by key, in their own types; partials whose
-keys lie in one range only are concatenated."""
+keys lie in one range only are concatenated; and how one process runs the ranges."""
 
+import os
+import threading
+import time
 from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, merge
+from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, on_every_core
 
 NET = pa.decimal128(38, 2)
 
@@ -110,3 +113,22 @@ def test_perfect_play_merges_the_co_moment_of_the_per_shoe_net_over_shoes():
     assert (merged["shoes"], merged["rounds"]) == (50, 4000)
     assert merged["sum_net"] == pytest.approx(net.sum(), rel=1e-12)
     assert merged["m2_net"] == pytest.approx(net.var() * 50, rel=1e-9)
+
+
+def test_one_process_builds_a_local_runs_ranges_a_core_each_on_one_thread(monkeypatch):
+    """on_every_core, as Spark's local tasks: as many ranges at once as cores, each engine on one thread."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    running, most, lock = [0], [0], threading.Lock()
+
+    def task(shoes: ShoeRange) -> tuple[int, int | None]:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return shoes.first, shoes.threads
+
+    ranges = [ShoeRange(first, first + 1, (), ()) for first in range(7)]
+    assert on_every_core(task, ranges) == [(first, 1) for first in range(7)]
+    assert most[0] == 3
