@@ -67,6 +67,9 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
     readers' SQL through `refuse_all_but_queries`: these settings alone let COPY write over a file a
     view reads."""
     stable = Path(path).absolute()
+    if stable.is_dir():
+        raise BaccaratError(f"the warehouse {path} is a folder, not a DuckDB file: name the file, as in "
+                            f"--warehouse {Path(path) / 'warehouse.duckdb'}")
     if not stable.is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
     config = (bounds or Bounds.given()).config(stable.parent)
