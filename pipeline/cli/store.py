@@ -90,14 +90,22 @@ def vacuum(
         print(f"{out.location(table)}: {verb} {len(removed)} file{'' if len(removed) == 1 else 's'}")
 
 
+CLONE_DICTIONARY = Path("docs/tables.md")
+
+
 def docs(
-    path: Annotated[Path, path_option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
+    path: Annotated[Path | None, path_option(
+        help="Where the data dictionary goes (default docs/tables.md, run at a clone's root).")] = None,
     check: Annotated[bool, typer.Option(help="Only check that the file is up to date.")] = False,
 ) -> None:
     """Generate the data dictionary (docs/tables.md) from the contracts in schemas/; --check: it is current,
     and every link and `baccarat` command in README.md and docs/ resolves."""
     from pipeline.dictionary import write_dictionary
 
+    if path is None and not CLONE_DICTIONARY.parent.is_dir():
+        raise BaccaratError(f"no {CLONE_DICTIONARY.parent}/ folder in {Path.cwd()}: `baccarat docs` works on a clone's "
+                            f"{CLONE_DICTIONARY}, run at its root; give --path FILE to write the dictionary elsewhere")
+    path = path or CLONE_DICTIONARY
     if check:
         _check_documents(path)
         return
