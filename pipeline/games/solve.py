@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pipeline.cards import VALUES
+from pipeline.cards import VALUES, decks_text
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     BANKER,
@@ -260,7 +260,7 @@ def equilibrium_strategies(rule_set: RuleSet, decks: int | str, banker_sees: str
     model = f"{rule_set.name}_equilibrium_{decks}{'' if decks == INFINITE else '_decks'}_{banker_sees}"
     if commission != rule_set.commission:
         model += f"_commission_{str(commission).replace('/', '_')}"
-    shoe = "an infinite deck" if decks == INFINITE else f"{decks} decks"
+    shoe = "an infinite deck" if decks == INFINITE else decks_text(decks)
     about = (f"an equilibrium of {rule_set.name} ({shoe}, the Banker sees his {banker_sees}, commission "
              f"{commission}), from `baccarat solve`; {'unique' if equilibrium.unique else 'not the only one'}")
     p = equilibrium.player_draw[equilibrium.option_total]
