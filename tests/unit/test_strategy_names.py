@@ -42,3 +42,13 @@ def test_a_file_that_is_the_shipped_strategy_is_shown_by_its_name(cli, tmp_path)
     same = _renamed_copy(tmp_path, draw="1")
     status, out, _ = cli("odds", "--rules", "chemin_de_fer", "--player-strategy", same, "--banker-strategy", BANKER)
     assert status == 0 and out.splitlines()[0] == f"chemin_de_fer, 6 decks: Player {SHIPPED} v Banker {BANKER}"
+
+
+def test_a_banque_policy_file_reusing_a_shipped_name_was_shown_as_the_shipped_policy(cli, tmp_path):
+    policy = "banque_banker_follows_punto_banco"
+    document = yaml.safe_load(resource("conf", "banque", f"{policy}.yaml").read_text(encoding="utf-8"))
+    for when_split, shown in (("draw", f"{policy}.yaml"), (document["when_split"], policy)):
+        path = tmp_path / f"{when_split}.yaml"
+        path.write_text(yaml.safe_dump({**document, "when_split": when_split}), encoding="utf-8")
+        status, out, _ = cli("odds", "--rules", "banque", "--banker-policy", path, "--json")
+        assert status == 0 and json.loads(out)["banker_policy"] == shown
