@@ -109,11 +109,12 @@ def is_duckdb_file(path: Path) -> bool:
 
 
 def _check_not_data(target: Path, noun: str) -> None:
-    """An output never goes into a Delta table (over its data files or log) nor over a DuckDB database
+    """An output never goes into a Delta table (beside or over its data files or log) nor over a DuckDB database
     (the warehouse, or its published file): a one-line error instead of data replaced."""
-    table = next((folder for folder in target.absolute().parents if (folder / DELTA_LOG).is_dir()), None)
+    absolute = target.absolute()
+    table = next((folder for folder in (absolute, *absolute.parents) if (folder / DELTA_LOG).is_dir()), None)
     if table is not None:
-        raise BaccaratError(f"{noun} {str(target)!r} is inside the Delta table {table}: give a path outside the tables")
+        raise BaccaratError(f"{noun} {str(target)!r} is within the Delta table {table}: give a path outside the tables")
     if target.is_file() and is_duckdb_file(target):
         raise BaccaratError(f"{noun} {str(target)!r} is a DuckDB database (the warehouse itself?): give the path of "
                             "the file to write")
@@ -128,6 +129,7 @@ def output_folder(path: Path | str, noun: str) -> Path:
     if folder.exists() and not folder.is_dir():
         raise BaccaratError(f"{noun} {text!r} is not a folder: give the folder the files go to")
     _check_ancestors(folder, noun)
+    _check_not_data(folder, noun)
     return folder
 
 

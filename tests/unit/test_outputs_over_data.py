@@ -1,6 +1,7 @@
-"""`baccarat report --page`, `bi superset-bundle -o` and `docs --path` wrote over whatever file they were
-given: a committed data file, a table's Delta log or the warehouse, exit 0, and the store was damaged. An
-output inside a Delta table or over a DuckDB database is refused in one line, and nothing is changed."""
+"""`baccarat report --page`, `bi superset-bundle -o`, `docs --path` and `solve --write-strategies` wrote
+where they were given: over a committed data file, a table's Delta log or the warehouse, or beside a
+table's files, exit 0, and the store was damaged. An output within a Delta table or over a DuckDB database
+is refused in one line, and nothing is changed."""
 
 import duckdb
 import pyarrow as pa
@@ -31,6 +32,16 @@ def test_an_output_over_a_committed_file_or_the_warehouse_replaced_it(cli, data,
     before = _contents(data)
     status, out, err = cli(*COMMANDS[command], path, *(["--out", data] if command != "docs" else []))
     assert (status, out) == (2, "") and err.count("\n") == 1, err
-    expected = "is a DuckDB database" if target == "warehouse" else f"is inside the Delta table {data / 'rounds'}"
+    expected = "is a DuckDB database" if target == "warehouse" else f"is within the Delta table {data / 'rounds'}"
     assert expected in err
     assert _contents(data) == before
+
+
+@pytest.mark.parametrize("folder", [".", "x=1", "new"])
+def test_solve_wrote_its_strategies_into_a_delta_table(cli, data, folder):
+    before = _contents(data)
+    status, out, err = cli("solve", "--rules", "chemin_de_fer", "--decks", "infinite", "--write-strategies",
+                           data / "rounds" / folder)
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert f"is within the Delta table {data / 'rounds'}" in err
+    assert _contents(data) == before and not (data / "rounds" / "new").exists()
