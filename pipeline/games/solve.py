@@ -217,12 +217,13 @@ def commission_of(text: str) -> Fraction:
         commission = Fraction(text.strip())
     except (ValueError, ZeroDivisionError):
         raise BaccaratError(f"commission {text!r} is not a number (e.g. 0.05 for 5 %)") from None
-    return check_commission(commission)
+    return check_commission(commission, text.strip())
 
 
-def check_commission(commission: Fraction) -> Fraction:
+def check_commission(commission: Fraction, given: str | None = None) -> Fraction:
+    """`commission` if in [0, MOST_COMMISSION], else a one-line error showing it as `given` (as typed)."""
     if not 0 <= commission <= MOST_COMMISSION:
-        raise BaccaratError(f"commission {float(commission):g} is outside [0, {MOST_COMMISSION}]")
+        raise BaccaratError(f"commission {given or f'{float(commission):g}'} is outside [0, {MOST_COMMISSION}]")
     return commission
 
 
