@@ -87,7 +87,7 @@ def vacuum(
     for table in tables:
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"
-        print(f"{out.location(table)}: {verb} {len(removed)} file{'' if len(removed) == 1 else 's'}")
+        print(f"{out.location(table)}: {verb} {count(len(removed), 'file')}")
 
 
 CLONE_DICTIONARY = Path("docs/tables.md")
