@@ -12,6 +12,12 @@ SUITS = 4
 VALUES = 10
 MIN_DECKS, MAX_DECKS = 1, 8
 NO_CARD = -1  # where a card was not dealt: a hand that stood on two, a shoe that burns none
+# Count systems' bounds (pipeline/composition/counts.py): published tags are a few units; the bounds keep
+# every count, and the marts' half-count levels of it (pipeline/marts/sql/prep_count_levels.sql), small.
+MAX_TAG = 10
+MAX_INITIAL_COUNT = MAX_TAG * MAX_DECKS * CARDS_PER_DECK
+MAX_RUNNING_COUNT = MAX_INITIAL_COUNT + MAX_TAG * MAX_DECKS * CARDS_PER_DECK
+MAX_TRUE_COUNT = MAX_RUNNING_COUNT * CARDS_PER_DECK  # per deck unseen, with one card unseen
 
 ALL_CODES = np.arange(CARDS_PER_DECK, dtype=np.int8)
 

@@ -5,8 +5,11 @@ runs whose recorded files still verify are committed again (docs/repair.md)."""
 import shlex
 from dataclasses import asdict
 
+import pyarrow.parquet as pq
+
 from pipeline.at_once import each_at_once
 from pipeline.bets import BET_KINDS
+from pipeline.cards import MAX_RUNNING_COUNT, MAX_TAG, MAX_TRUE_COUNT
 from pipeline.errors import BaccaratError
 from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, missized_files, read_runs,
                            repair_command, run_problems, uncommitted, written_run)
@@ -16,6 +19,7 @@ from pipeline.storage import DamagedLog, StorageError, Store
 ROUND_EV = contract("round_ev").table
 SESSIONS = contract("sessions").table
 ADDED_TABLES = (ROUND_EV, SESSIONS)  # the tables a job adds to a committed run, by its run id
+COUNT_BOUNDS = {"running_count_": MAX_RUNNING_COUNT, "true_count_": MAX_TRUE_COUNT}  # round_ev's count columns
 
 
 def added_repair(store: Store, table: str, run_id: str) -> str:
@@ -73,8 +77,26 @@ def added_problems(store: Store, run: RunRecord, table: str, files: list[dict]) 
                 f"{store.location(f['path'])}" for f, size in missized]
     damaged = {f["path"] for f, _ in missized}
     sound = [f for f in files if f["path"] not in damaged]
-    problems += [why for f in sound if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"]))]
+    problems += [why for f in sound if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"])
+                                        or (table == ROUND_EV and count_past_bounds(store, f["path"])))]
     return [f"run {run.run_id!r}: {why}; repair: {added_repair(store, table, run.run_id)}" for why in problems]
+
+
+def count_past_bounds(store: Store, path: str) -> str | None:
+    """A running or true count in a round_ev file past the bounds count systems have (pipeline/cards.py),
+    by its Parquet footer's statistics: a file committed before the bounds, which the marts' count levels
+    cannot hold; or None."""
+    footer = pq.read_metadata(store.fs_path(path), filesystem=store.filesystem)
+    for group in range(footer.num_row_groups):
+        for index in range(footer.num_columns):
+            chunk = footer.row_group(group).column(index)
+            bound = next((b for prefix, b in COUNT_BOUNDS.items() if chunk.path_in_schema.startswith(prefix)), None)
+            stats = chunk.statistics
+            if bound is not None and stats is not None and stats.has_min_max and max(-stats.min, stats.max) > bound:
+                return (f"{store.location(path)}: column {chunk.path_in_schema!r} reaches {max(-stats.min, stats.max):g}, "
+                        f"past the bound {bound:,} (written before count systems' tags were kept within ±{MAX_TAG}, "
+                        "the marts cannot hold it)")
+    return None
 
 
 def _added_problems(store: Store, run: RunRecord) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
 from pipeline.bets import BET_KINDS, Terms
-from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
+from pipeline.cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.rules import DrawRules, load_draw_rules
@@ -78,7 +78,7 @@ class RuleSet(_Strict):
         if not least <= self.cut_card.cards_from_end <= most:
             raise ValueError(
                 f"cut card {self.cut_card.cards_from_end} cards from the end is outside the shoe: "
-                f"with {self.decks} decks it must be {least} to {most}"
+                f"with {decks_text(self.decks)} it must be {least} to {most}"
             )
         if load_draw_rules(self.draw_rules).has_options:
             self._check_option_game_bets()
@@ -134,7 +134,7 @@ class RuleSet(_Strict):
     def with_decks(self, decks: int | None) -> "RuleSet":
         if decks is None or decks == self.decks:
             return self
-        return _validated({**self.model_dump(), "decks": decks}, f"rule set {self.name!r} with {decks} decks")
+        return _validated({**self.model_dump(), "decks": decks}, f"rule set {self.name!r} with {decks_text(decks)}")
 
 
 def _validated(document: dict, what: str) -> RuleSet:

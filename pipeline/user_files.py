@@ -91,7 +91,33 @@ def output_file(path: Path | str, noun: str) -> Path:
     if target.exists() and not target.is_file():
         raise BaccaratError(f"{noun} {text!r} {_NOT_REGULAR}")
     _check_ancestors(target, noun)
+    _check_not_data(target, noun)
     return target
+
+
+DUCKDB_MAGIC = (8, b"DUCK")  # where every DuckDB database file holds its format's name
+DELTA_LOG = "_delta_log"  # the folder that makes its parent a Delta table
+
+
+def is_duckdb_file(path: Path) -> bool:
+    offset, magic = DUCKDB_MAGIC
+    try:
+        with path.open("rb") as stream:
+            return stream.read(offset + len(magic))[offset:] == magic
+    except OSError:
+        return False
+
+
+def _check_not_data(target: Path, noun: str) -> None:
+    """An output never goes into a Delta table (beside or over its data files or log) nor over a DuckDB database
+    (the warehouse, or its published file): a one-line error instead of data replaced."""
+    absolute = target.absolute()
+    table = next((folder for folder in (absolute, *absolute.parents) if (folder / DELTA_LOG).is_dir()), None)
+    if table is not None:
+        raise BaccaratError(f"{noun} {str(target)!r} is within the Delta table {table}: give a path outside the tables")
+    if target.is_file() and is_duckdb_file(target):
+        raise BaccaratError(f"{noun} {str(target)!r} is a DuckDB database (the warehouse itself?): give the path of "
+                            "the file to write")
 
 
 def output_folder(path: Path | str, noun: str) -> Path:
@@ -103,6 +129,7 @@ def output_folder(path: Path | str, noun: str) -> Path:
     if folder.exists() and not folder.is_dir():
         raise BaccaratError(f"{noun} {text!r} is not a folder: give the folder the files go to")
     _check_ancestors(folder, noun)
+    _check_not_data(folder, noun)
     return folder
 
 

@@ -174,8 +174,8 @@ def _command_status(argv: list[str]) -> int:
         if str(error) != DUCKDB_INTERRUPTED:
             raise
         return _interrupted()
-    except typer.TyperException as error:  # bad arguments, as click words them
-        print(f"error: {error.format_message()}", file=sys.stderr)
+    except typer.TyperException as error:  # bad arguments, as click words them (less pydantic's "Value error, ")
+        print(f"error: {error.format_message().replace(': Value error, ', ': ')}", file=sys.stderr)
         return 2
     except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
         print(f"error: {error}", file=sys.stderr)

@@ -75,7 +75,7 @@ def warn_player_edges(odds: Odds) -> None:
 
 def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_strategy: str | None,
                         as_json: bool) -> None:
-    from pipeline.games.strategies import load_strategy
+    from pipeline.games.strategies import load_strategy, shown_name
     from pipeline.games.value import pair_document, pair_value, shoe_of
 
     if player_strategy is None or banker_strategy is None:
@@ -83,12 +83,12 @@ def _strategy_pair_odds(rule_set, decks, player_strategy: str | None, banker_str
                             "--player-strategy NAME and --banker-strategy NAME (see conf/strategies)")
     rule_set, decks = shoe_of(rule_set, decks)
     player, banker = load_strategy(player_strategy), load_strategy(banker_strategy)
-    document = pair_document(rule_set.name, decks, player.name, banker.name,
-                             pair_value(rule_set, decks, player, banker))
+    names = shown_name(player), shown_name(banker)
+    document = pair_document(rule_set.name, decks, *names, pair_value(rule_set, decks, player, banker))
     if as_json:
         print(json.dumps(document))
         return
-    table = TextTable(f"{rule_set.name}, {shoe_text(decks)}: Player {player.name} v Banker {banker.name}",
+    table = TextTable(f"{rule_set.name}, {shoe_text(decks)}: Player {names[0]} v Banker {names[1]}",
                       ("", "exact", "≈"), left=frozenset({""}))
     for side in ("player", "banker"):
         table.add(f"{side} wins", document["probabilities"][side], f"{document['probabilities_float'][side]:.6f}")

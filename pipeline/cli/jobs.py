@@ -172,6 +172,7 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
                        banker_strategy: str | None) -> str:
     from pipeline.exact import exact_odds
     from pipeline.games.pairs import strategy_pair
+    from pipeline.games.strategies import shown_name
     from pipeline.jobs import already_committed
     from pipeline.runs import read_run
     from pipeline.simulate import job
@@ -180,7 +181,8 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     if strategies is None:
         warn_player_edges(exact_odds(rule_set))
     else:
-        print(f"{rule_set.name}: the Player plays {strategies.player.name}, the Banker {strategies.banker.name}")
+        print(f"{rule_set.name}: the Player plays {shown_name(strategies.player)}, "
+              f"the Banker {shown_name(strategies.banker)}")
     plan = job.plan_for(out, rule_set, seed, shoes, run_id, partitions, strategies)
     _print_repairs(out, overwrite)
     replacing = overwrite and read_run(out, plan.run_id) is not None

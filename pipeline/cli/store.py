@@ -4,7 +4,7 @@ every document."""
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,15 @@ from pipeline.cli.app import DEFAULT_OUT, OutOption, app, count, path_option
 from pipeline.errors import BaccaratError
 from pipeline.render import TextTable, show
 from pipeline.user_files import output_file
+
+if TYPE_CHECKING:  # the commands load the store (pyarrow, Delta Lake) when they run
+    from pipeline.storage import Store
+
+
+def _no_table(out: "Store", doing: str) -> BaccaratError:
+    """The refusal of a command given an --out that holds no table (a typo, the wrong folder), which would
+    otherwise succeed with nothing to do, every time."""
+    return BaccaratError(f"no table in {out}: nothing to {doing} (is --out the folder or URI of the tables?)")
 
 
 def runs(
@@ -22,6 +31,8 @@ def runs(
     from pipeline.runs import read_runs
 
     records = read_runs(out.check_readable())
+    if not records and not out.tables():
+        raise _no_table(out, "list")
     if as_json:
         for record in records:
             print(json.dumps(record.summary()))
@@ -48,7 +59,7 @@ def verify(
 
     problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
     if not problems and not runs_checked and all(out.delta_table(table) is None for table in out.table_names()):
-        raise BaccaratError(f"no table in {out}: nothing to verify (is --out the folder or URI of the tables?)")
+        raise _no_table(out, "verify")
     if as_json:
         print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
     elif problems:
@@ -83,21 +94,29 @@ def vacuum(
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
     tables = out.tables()
     if not tables:
-        raise BaccaratError(f"no table in {out}: nothing to vacuum (is --out the folder or URI of the tables?)")
+        raise _no_table(out, "vacuum")
     for table in tables:
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"
-        print(f"{out.location(table)}: {verb} {len(removed)} files")
+        print(f"{out.location(table)}: {verb} {count(len(removed), 'file')}")
+
+
+CLONE_DICTIONARY = Path("docs/tables.md")
 
 
 def docs(
-    path: Annotated[Path, path_option(help="Where the data dictionary goes.")] = Path("docs/tables.md"),
+    path: Annotated[Path | None, path_option(
+        help="Where the data dictionary goes (default docs/tables.md, run at a clone's root).")] = None,
     check: Annotated[bool, typer.Option(help="Only check that the file is up to date.")] = False,
 ) -> None:
     """Generate the data dictionary (docs/tables.md) from the contracts in schemas/; --check: it is current,
     and every link and `baccarat` command in README.md and docs/ resolves."""
     from pipeline.dictionary import write_dictionary
 
+    if path is None and not CLONE_DICTIONARY.parent.is_dir():
+        raise BaccaratError(f"no {CLONE_DICTIONARY.parent}/ folder in {Path.cwd()}: `baccarat docs` works on a clone's "
+                            f"{CLONE_DICTIONARY}, run at its root; give --path FILE to write the dictionary elsewhere")
+    path = path or CLONE_DICTIONARY
     if check:
         _check_documents(path)
         return

@@ -12,17 +12,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.bets import BET_KINDS
-from pipeline.cards import ALL_CODES, CARDS_PER_DECK, MAX_DECKS, rank
+from pipeline.cards import ALL_CODES, CARDS_PER_DECK, MAX_INITIAL_COUNT, MAX_TAG, rank
 from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 
 RANK_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "T")
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-# Published tags are a few units: the bounds keep every count (and the marts' half-count levels of it,
-# pipeline/marts/sql/prep_count_levels.sql) small, whatever the shoe.
-MAX_TAG = 10
-MAX_INITIAL_COUNT = MAX_TAG * MAX_DECKS * CARDS_PER_DECK
 Tag = Annotated[Number, Field(ge=-MAX_TAG, le=MAX_TAG)]
 InitialCount = Annotated[Number, Field(ge=-MAX_INITIAL_COUNT, le=MAX_INITIAL_COUNT)]
 

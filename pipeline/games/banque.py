@@ -30,13 +30,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.cards import VALUES
-from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
+from pipeline.config_files import NAME, known_names, locate, read_yaml, shipped_or_file, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     PLAYER,
     Strategy,
     load_strategy,
     player_draw_probabilities,
+    shown_name,
 )
 from pipeline.games.value import DRAW, INFINITE_DECK, STAND
 from pipeline.rule_sets import RuleSet
@@ -290,8 +291,8 @@ def value_document(rule_set: RuleSet, decks: int | str, policy: BanquePolicy, st
                                 "tie": 1 - value.player_wins[h] - value.banker_wins[h]} for h in range(HANDS)}
     return {
         "rules": rule_set.name, "decks": decks, "stake_share": str(value.stakes[0]),
-        "commission": str(value.commission), "banker_policy": policy.name,
-        "player_strategies": [strategy.name for strategy in strategies],
+        "commission": str(value.commission), "banker_policy": shipped_or_file(POLICY_FOLDER, policy.model_dump()),
+        "player_strategies": [shown_name(strategy) for strategy in strategies],
         "value": {who: str(gain) for who, gain in gains.items()},
         "value_float": {who: float(gain) for who, gain in gains.items()},
         "probabilities": {hand: {k: str(p) for k, p in outcomes.items()} for hand, outcomes in chances.items()},

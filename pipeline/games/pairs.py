@@ -9,6 +9,7 @@ The default is the equilibrium of the rule set's own shoe in which the Banker se
 
 from dataclasses import dataclass
 
+from pipeline.cards import decks_text
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     BANKER,
@@ -59,7 +60,7 @@ def _strategy(rule_set: RuleSet, side: str, name: str | None) -> Strategy:
     name = default_strategy(rule_set, side)
     if name not in known_strategies():
         raise BaccaratError(
-            f"no {side} strategy {name!r} is shipped for rule set {rule_set.name!r} with {rule_set.decks} decks: "
+            f"no {side} strategy {name!r} is shipped for rule set {rule_set.name!r} with {decks_text(rule_set.decks)}: "
             f"give --{side}-strategy, or write the equilibrium with `baccarat solve --rules {rule_set.name} "
             f"--banker-sees {DEFAULT_BANKER_SEES} --write-strategies FOLDER`")
     return load_strategy(name)

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pipeline.cards import VALUES
+from pipeline.cards import VALUES, decks_text
 from pipeline.errors import BaccaratError
 from pipeline.games.strategies import (
     BANKER,
@@ -217,12 +217,13 @@ def commission_of(text: str) -> Fraction:
         commission = Fraction(text.strip())
     except (ValueError, ZeroDivisionError):
         raise BaccaratError(f"commission {text!r} is not a number (e.g. 0.05 for 5 %)") from None
-    return check_commission(commission)
+    return check_commission(commission, text.strip())
 
 
-def check_commission(commission: Fraction) -> Fraction:
+def check_commission(commission: Fraction, given: str | None = None) -> Fraction:
+    """`commission` if in [0, MOST_COMMISSION], else a one-line error showing it as `given` (as typed)."""
     if not 0 <= commission <= MOST_COMMISSION:
-        raise BaccaratError(f"commission {float(commission):g} is outside [0, {MOST_COMMISSION}]")
+        raise BaccaratError(f"commission {given or f'{float(commission):g}'} is outside [0, {MOST_COMMISSION}]")
     return commission
 
 
@@ -260,7 +261,7 @@ def equilibrium_strategies(rule_set: RuleSet, decks: int | str, banker_sees: str
     model = f"{rule_set.name}_equilibrium_{decks}{'' if decks == INFINITE else '_decks'}_{banker_sees}"
     if commission != rule_set.commission:
         model += f"_commission_{str(commission).replace('/', '_')}"
-    shoe = "an infinite deck" if decks == INFINITE else f"{decks} decks"
+    shoe = "an infinite deck" if decks == INFINITE else decks_text(decks)
     about = (f"an equilibrium of {rule_set.name} ({shoe}, the Banker sees his {banker_sees}, commission "
              f"{commission}), from `baccarat solve`; {'unique' if equilibrium.unique else 'not the only one'}")
     p = equilibrium.player_draw[equilibrium.option_total]

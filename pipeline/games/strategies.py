@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 
 from pipeline.atomic import write_text
 from pipeline.cards import VALUES
-from pipeline.config_files import NAME, known_names, locate, read_yaml, validation_problems
+from pipeline.config_files import NAME, known_names, locate, read_yaml, shipped_or_file, validation_problems
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
@@ -153,6 +153,12 @@ def strategy_document(strategy: Strategy) -> dict:
     keys = ("total", "draw") if strategy.side == PLAYER else ("total", "cards", "player_third", "draw")
     document["cells"] = [{key: cell[key] for key in keys} for cell in strategy.model_dump(mode="json")["cells"]]
     return document
+
+
+def shown_name(strategy: Strategy) -> str:
+    """How a strategy is named to people: its name when conf/strategies ships it under that name as it
+    is, else `NAME.yaml`, the file it came from (a file may reuse a shipped strategy's name)."""
+    return shipped_or_file("strategies", strategy_document(strategy))
 
 
 def write_strategies(strategies: list[Strategy], folder: Path | str) -> list[tuple[Path, bool]]:

@@ -26,6 +26,7 @@ ENVIRONMENT = {"timeout": "BACCARAT_SQL_TIMEOUT", "memory_limit": "BACCARAT_SQL_
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 MAX_THREADS = 256  # DuckDB starts each thread with the connection: 100,000 took many minutes to open
+MAX_TIMEOUT = 1_000_000  # seconds, about 11 days; the timer that stops a query takes no wait past threading.TIMEOUT_MAX
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
@@ -47,9 +48,10 @@ def _positive(text: str, name: str, kind: type) -> int | float:
     return value
 
 
-def _at_most(value: int, most: int, name: str) -> int:
+def _at_most(value: int | float, most: int, name: str) -> int | float:
     if value > most:
-        raise BaccaratError(f"{name} must be at most {most:,}, not {value:,}")
+        raise BaccaratError(f"{name} must be at most {most:,}, not {value:,}" if isinstance(value, int) else
+                            f"{name} must be at most {most:,}, not {value:g}")
     return value
 
 
@@ -132,7 +134,8 @@ def _parsed(name: str, value):
     if name in ("memory_limit", "max_temp_directory_size"):
         return value if isinstance(value, int) else size_in_bytes(value, f"{name} ({variable})")
     if name == "timeout":
-        return _positive(value, f"the timeout in seconds ({variable})", float)
+        name = f"the timeout in seconds ({variable})"
+        return _at_most(_positive(value, name, float), MAX_TIMEOUT, name)
     if name == "threads":
         return _at_most(_positive(value, f"threads ({variable})", int), MAX_THREADS, f"threads ({variable})")
     return Path(value)

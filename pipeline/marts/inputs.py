@@ -11,6 +11,7 @@ from pipeline.bets import BET_KINDS
 from pipeline.errors import BaccaratError
 from pipeline.exact import BetOdds, exact_odds
 from pipeline.games.pairs import StrategyPair, checked_pair
+from pipeline.games.strategies import shown_name
 from pipeline.games.value import pair_value
 from pipeline.play import ENDINGS
 from pipeline.repair import added_problems
@@ -122,7 +123,7 @@ class RunInput:
     def exact_bets(self) -> pa.Table:
         """Each bet's exact EV and SD, and the strategy pair they are the value of (null for a fixed tableau)."""
         bets = list(self.reference.bets)
-        names = [None if self.strategies is None else getattr(self.strategies, side).name for side in ("player", "banker")]
+        names = [None if self.strategies is None else shown_name(getattr(self.strategies, side)) for side in ("player", "banker")]
         return pa.table({"position": list(range(len(bets))), "bet": bets,
                          "ev": [float(self.reference.bets[b].ev) for b in bets],
                          "sd": [self.reference.bets[b].sd for b in bets],

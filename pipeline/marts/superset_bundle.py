@@ -68,8 +68,6 @@ def write_bundle(warehouse: Path, target: Path) -> Path:
     """Check the warehouse, then write the rendered bundle to `target` as a zip, whole or not at all."""
     files = render_bundle(warehouse)
     check_published(warehouse, dataset_tables(files))
-    if target.exists() and target.samefile(warehouse):
-        raise BaccaratError(f"-o {str(target)!r} is the warehouse itself: give the path of the zip to write")
     try:
         with replacing(target) as temporary, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as bundle:
             for name, text in files.items():

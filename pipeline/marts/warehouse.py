@@ -11,6 +11,7 @@ import duckdb
 
 from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts.bounds import Bounds
+from pipeline.user_files import is_duckdb_file
 
 SEAL = ".sha256"  # beside a published file: its SHA-256 as the publish wrote it
 _QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
@@ -67,6 +68,9 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
     readers' SQL through `refuse_all_but_queries`: these settings alone let COPY write over a file a
     view reads."""
     stable = Path(path).absolute()
+    if stable.is_dir():
+        raise BaccaratError(f"the warehouse {path} is a folder, not a DuckDB file: name the file, as in "
+                            f"--warehouse {Path(path) / 'warehouse.duckdb'}")
     if not stable.is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
     config = (bounds or Bounds.given()).config(stable.parent)
@@ -100,7 +104,6 @@ def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBP
 
 
 PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
-DUCKDB_MAGIC = (8, b"DUCK")  # where every DuckDB database file holds its format's name
 
 
 def may_be_replaced(target: Path) -> bool:
@@ -110,16 +113,7 @@ def may_be_replaced(target: Path) -> bool:
     folder = target.with_name(target.name + PUBLISHES)
     if target.is_symlink() and (target.parent / os.readlink(target)).parent.parent == folder:
         return True
-    return not target.exists() or target.suffix == ".duckdb" or _is_duckdb_file(target)
-
-
-def _is_duckdb_file(path: Path) -> bool:
-    offset, magic = DUCKDB_MAGIC
-    try:
-        with path.open("rb") as stream:
-            return stream.read(offset + len(magic))[offset:] == magic
-    except OSError:
-        return False
+    return not target.exists() or target.suffix == ".duckdb" or is_duckdb_file(target)
 
 
 def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailure:

@@ -135,3 +135,16 @@ def test_docs_into_a_folder_or_an_unwritable_place_is_one_line(cli, tmp_path):
     assert status == 2 and out == "" and err.count("\n") == 1 and f"{str(tmp_path)!r} is a folder" in err
     status, out, err = cli("docs", "--path", "/proc/baccarat/tables.md")
     assert status == 2 and out == "" and err.count("\n") == 1 and "cannot write /proc/baccarat/tables.md" in err
+
+
+@pytest.mark.parametrize("check", [[], ["--check"]])
+def test_docs_outside_a_clone_wrote_docs_tables_md_into_the_working_folder(cli, tmp_path, monkeypatch, check):
+    """`baccarat docs` run where there is no docs/ folder (not a clone's root) made ./docs/tables.md there; it
+    now refuses in one line and writes nothing, and an explicit --path still writes anywhere."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = cli("docs", *check)
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert f"no docs/ folder in {tmp_path}" in err and "give --path FILE" in err
+    assert list(tmp_path.iterdir()) == []
+    assert cli("docs", "--path", "elsewhere/tables.md")[0] == 0
+    assert (tmp_path / "elsewhere" / "tables.md").read_text(encoding="utf-8") == DICTIONARY.read_text(encoding="utf-8")

@@ -381,6 +381,9 @@ def test_odds_of_a_strategy_pair_prints_exact_fractions(cli):
 BAD_ARGUMENTS = [
     (["solve", "--commission", "0.11"], "commission 0.11 is outside [0, 0.1]"),
     (["solve", "--commission", "-0.01"], "commission -0.01 is outside [0, 0.1]"),
+    # a commission just past the bound was shown rounded, as if it were the bound: "commission 0.1 is outside [0, 0.1]"
+    (["solve", "--commission", "0.1000000000000000000001"], "commission 0.1000000000000000000001 is outside [0, 0.1]"),
+    (["solve", "--commission", "11/100"], "commission 11/100 is outside [0, 0.1]"),
     (["solve", "--commission", "five"], "commission 'five' is not a number"),
     (["solve", "--banker-sees", "all"], "Invalid value for '--banker-sees'"),
     (["solve", "--decks", "9"], "Invalid value for '--decks'"),

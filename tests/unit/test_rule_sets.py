@@ -139,7 +139,7 @@ def test_unparseable_files_are_refused(tmp_path, text):
 def test_cut_card_is_checked_again_when_decks_are_overridden(rules_file):
     path = rules_file({"cut_card": {"cards_from_end": 300, "extra_round": False}})
     assert load_rule_set(str(path)).cut_card.cards_from_end == 300
-    with pytest.raises(BaccaratError, match="outside the shoe: with 1 decks"):
+    with pytest.raises(BaccaratError, match="outside the shoe: with 1 deck it"):
         load_rule_set(str(path), decks=1)
 
 
@@ -162,3 +162,11 @@ def test_any_config_either_loads_valid_or_fails_with_one_line(tmp_path_factory, 
     else:
         assert 1 <= rule_set.decks <= 8 and rule_set.bets["banker"].pays >= 0
         assert 11 <= rule_set.cut_card.cards_from_end <= rule_set.cards - 12
+
+
+@pytest.mark.parametrize(("decks", "cut", "said"), [(1, 50, "with 1 deck it must be 11 to 40"),
+                                                    (2, 100, "with 2 decks it must be 11 to 92")])
+def test_a_one_deck_cut_card_out_of_the_shoe_said_with_1_decks(rules_file, decks, cut, said):
+    with pytest.raises(BaccaratError) as refused:
+        load_rule_set(str(rules_file({"decks": decks, "cut_card": {"cards_from_end": cut, "extra_round": True}})))
+    assert said in str(refused.value)

@@ -5,7 +5,7 @@ MAX_THREADS are refused in one line, from the command line and from the environm
 import pytest
 
 from pipeline.errors import BaccaratError
-from pipeline.marts.bounds import ENVIRONMENT, MAX_THREADS, Bounds
+from pipeline.marts.bounds import ENVIRONMENT, MAX_THREADS, MAX_TIMEOUT, Bounds
 
 
 def test_sql_threads_100000_ran_for_minutes_before_its_query(cli, tmp_path):
@@ -22,3 +22,16 @@ def test_threads_from_the_environment_have_the_same_bound(monkeypatch):
 
 def test_threads_up_to_the_bound_are_taken():
     assert Bounds.given(threads=MAX_THREADS).threads == MAX_THREADS
+
+
+@pytest.mark.parametrize("seconds", ["1e308", "1e10", "1000001"])
+def test_sql_timeout_1e308_printed_a_thread_s_traceback(cli, tmp_path, seconds):
+    """The query ran, and the timer thread's OverflowError ("timestamp out of range") came out as a
+    traceback on stderr with exit 0."""
+    status, out, err = cli("sql", "--warehouse", tmp_path / "warehouse.duckdb", "--timeout", seconds, "SELECT 1")
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert f"the timeout in seconds ({ENVIRONMENT['timeout']}) must be at most 1,000,000, not " in err
+
+
+def test_a_timeout_up_to_the_bound_is_taken():
+    assert Bounds.given(timeout=MAX_TIMEOUT).timeout == MAX_TIMEOUT

@@ -196,7 +196,7 @@ def test_an_output_that_is_the_warehouse_itself_is_refused_and_the_warehouse_kep
     for target in (str(warehouse), "data/../data/warehouse.duckdb"):
         assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", target]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "is the warehouse itself" in err
+        assert err.count("\n") == 1 and "is a DuckDB database (the warehouse itself?)" in err
     assert warehouse.read_bytes() == before
 
 
@@ -209,3 +209,12 @@ def test_the_bundle_took_no_out_where_every_other_command_finds_the_warehouse_by
     with zipfile.ZipFile(target) as bundle:
         database = yaml.safe_load(bundle.read(f"{ROOT_FOLDER}/{DATABASE}"))
     assert database["sqlalchemy_uri"] == f"duckdb+baccarat:///{warehouse}"
+
+
+def test_a_warehouse_that_is_a_folder_is_named_a_folder_in_one_line(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "bundle.zip"
+    assert main(["bi", "superset-bundle", "--warehouse", str(tmp_path / "data"), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a folder, not a DuckDB file" in err
+    assert not target.exists()
