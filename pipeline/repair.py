@@ -77,23 +77,23 @@ def added_problems(store: Store, run: RunRecord, table: str, files: list[dict]) 
                 f"{store.location(f['path'])}" for f, size in missized]
     damaged = {f["path"] for f, _ in missized}
     sound = [f for f in files if f["path"] not in damaged]
-    problems += [why for f in sound if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"])
-                                        or (table == ROUND_EV and count_past_bounds(store, f["path"])))]
+    counts = count_past_bounds if table == ROUND_EV else None
+    problems += [why for f in sound
+                 if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"], footer_problem=counts))]
     return [f"run {run.run_id!r}: {why}; repair: {added_repair(store, table, run.run_id)}" for why in problems]
 
 
-def count_past_bounds(store: Store, path: str) -> str | None:
+def count_past_bounds(footer: pq.FileMetaData) -> str | None:
     """A running or true count in a round_ev file past the bounds count systems have (pipeline/cards.py),
     by its Parquet footer's statistics: a file committed before the bounds, which the marts' count levels
     cannot hold; or None."""
-    footer = pq.read_metadata(store.fs_path(path), filesystem=store.filesystem)
     for group in range(footer.num_row_groups):
         for index in range(footer.num_columns):
             chunk = footer.row_group(group).column(index)
             bound = next((b for prefix, b in COUNT_BOUNDS.items() if chunk.path_in_schema.startswith(prefix)), None)
             stats = chunk.statistics
             if bound is not None and stats is not None and stats.has_min_max and max(-stats.min, stats.max) > bound:
-                return (f"{store.location(path)}: column {chunk.path_in_schema!r} reaches {max(-stats.min, stats.max):g}, "
+                return (f"column {chunk.path_in_schema!r} reaches {max(-stats.min, stats.max):g}, "
                         f"past the bound {bound:,} (written before count systems' tags were kept within ±{MAX_TAG}, "
                         "the marts cannot hold it)")
     return None

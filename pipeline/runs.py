@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from decimal import Decimal
@@ -287,9 +288,11 @@ def repair_command(store: Store, run: RunRecord) -> str:
 
 
 def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False,
-                     rows: int | None = None) -> str | None:
+                     rows: int | None = None, footer_problem: Callable[[pq.FileMetaData], str | None] | None = None) \
+        -> str | None:
     """What breaks the contract of `table` (schemas/) in the data file at `path`, or a row count in its
-    Parquet footer other than `rows` (the count recorded for it, when known), or None. Reads the footer alone."""
+    Parquet footer other than `rows` (the count recorded for it, when known), or what footer_problem(footer)
+    finds, or None. Reads the footer alone."""
     where = store.location(path)
     try:
         footer = pq.read_metadata(store.fs_path(path), filesystem=store.filesystem)
@@ -303,7 +306,8 @@ def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...],
             return f"{where}: column {field.name!r} is missing"
         if not found.field(field.name).type.equals(field.type):
             return f"{where}: column {field.name!r} is {found.field(field.name).type}, expected {field.type}"
-    return None
+    problem = footer_problem(footer) if footer_problem else None
+    return f"{where}: {problem}" if problem else None
 
 
 def uncommitted(store: Store, run: RunRecord, table: str) -> str | None:
