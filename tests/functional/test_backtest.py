@@ -11,7 +11,7 @@ from decimal import Decimal
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from cli_process import baccarat, one_line_refusal, without_progress
+from cli_process import one_line_refusal, without_progress
 from spark_jobs import read_table, simulate
 from test_faults import environment, injected
 
@@ -235,20 +235,18 @@ def test_a_task_failing_its_first_attempt_changes_nothing_and_the_retry_gives_th
     (["--run-id", RUN, "--systems", ","], "an empty name"),
     (["--run-id", RUN, "--systems", "flat_banker", "--max-rounds", "0"], "max_rounds"),
 ])
-def test_bad_input_is_one_line_and_writes_nothing(backtested, tmp_path, args, message):
+def test_bad_input_is_one_line_and_writes_nothing(backtested, cli, args, message):
     out, _ = backtested
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
-    done = baccarat(["backtest", "--out", str(out), *args], tmp_path)
-    one_line_refusal(done.returncode, done.stdout, done.stderr, message)
+    one_line_refusal(*cli("backtest", "--out", out, *args), message)
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
 
 
 @pytest.mark.parametrize("systems", ["flat_banker,,paroli_player", "flat_banker,", " ,flat_banker"])
-def test_an_empty_system_name_between_commas_is_bad_input_not_ignored(backtested, tmp_path, systems):
+def test_an_empty_system_name_between_commas_is_bad_input_not_ignored(backtested, cli, systems):
     out, _ = backtested
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
-    done = baccarat(["backtest", "--out", str(out), "--run-id", RUN, "--systems", systems], tmp_path)
-    one_line_refusal(done.returncode, done.stdout, done.stderr, "an empty name")
+    one_line_refusal(*cli("backtest", "--out", out, "--run-id", RUN, "--systems", systems), "an empty name")
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
 
 
@@ -261,14 +259,13 @@ def test_an_empty_system_name_between_commas_is_bad_input_not_ignored(backtested
     ({"bet": "tie", "table": {"minimum": "10", "maximum": "1000000000000"}, "name": "huge_tie"},  # test_session_totals.py
      "could take its totals past decimal128(18, 2)"),
 ])
-def test_a_bad_system_file_is_one_line_and_writes_nothing(backtested, tmp_path, changes, message):
+def test_a_bad_system_file_is_one_line_and_writes_nothing(backtested, cli, tmp_path, changes, message):
     out, _ = backtested
     document = yaml.safe_load(resource("conf", "systems", "flat_banker.yaml").read_text()) | changes
     path = tmp_path / "system.yaml"
     path.write_text(yaml.safe_dump(document))
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
-    done = baccarat(["backtest", "--out", str(out), "--run-id", RUN, "--systems", str(path)], tmp_path)
-    one_line_refusal(done.returncode, done.stdout, done.stderr, message)
+    one_line_refusal(*cli("backtest", "--out", out, "--run-id", RUN, "--systems", path), message)
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
 
 
