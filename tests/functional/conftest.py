@@ -15,10 +15,10 @@ from pipeline.spark import spark_session
 # The servers' modules lead the whole suite; the others lead the not-slow tier, both tiers' in one list.
 LONGEST_FIRST = ("test_airflow.py", "test_faults.py", "test_superset.py", "test_exit_codes.py",
                  "test_marts_cluster.py", "test_cluster.py",
-                 "test_backtest.py", "test_marts.py", "test_serving.py", "test_simulate_cli.py",
-                 "test_marts_bounded.py", "test_cdf_simulate.py", "test_banque.py", "test_storage.py",
-                 "test_composition.py", "test_banque_simulate.py", "test_repair.py", "test_sql.py",
-                 "test_games.py", "test_roads_parity.py", "test_user_files.py")
+                 "test_backtest.py", "test_marts.py", "test_banque.py", "test_serving.py", "test_marts_bounded.py",
+                 "test_banque_simulate.py", "test_repair.py", "test_simulate_cli.py", "test_storage.py",
+                 "test_report.py", "test_roads_parity.py", "test_games.py", "test_user_files.py",
+                 "test_cdf_simulate.py", "test_sql.py")
 
 
 def on_the_s3_server(item) -> bool:

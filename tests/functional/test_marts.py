@@ -165,6 +165,24 @@ def two_runs(two_committed_runs, tmp_path):
     return shutil.copytree(two_committed_runs, tmp_path / "data")
 
 
+@pytest.fixture(scope="module")
+def two_runs_with_marts(two_committed_runs, tmp_path_factory):
+    """The two committed runs, their marts and the warehouse built by `baccarat marts --out`, once for the
+    module; tests change copies of them."""
+    from pipeline.cli import main
+
+    folder = shutil.copytree(two_committed_runs, tmp_path_factory.mktemp("two_runs_with_marts") / "data")
+    assert main(["marts", "--out", str(folder)]) == 0
+    return folder
+
+
+@pytest.fixture
+def built_runs(two_runs_with_marts, tmp_path):
+    """A folder of the test's own holding the two committed runs, their marts and the warehouse, as
+    `baccarat marts --out` left them."""
+    return shutil.copytree(two_runs_with_marts, tmp_path / "data")
+
+
 def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
     status, out, err = cli("marts", "--out", two_runs, "--road-cells-shoes", 3)
     assert status == 0, err
@@ -187,13 +205,12 @@ def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
         assert net is None  # punto_banco offers no Super Six
 
 
-def test_marts_again_replace_a_runs_rows_with_the_same_rows(cli, two_runs):
-    assert cli("marts", "--out", two_runs)[0] == 0
-    first = {name: mart_rows(two_runs, name, "second") for name in MARTS}
-    assert cli("marts", "--out", two_runs, "--run-id", "second")[0] == 0
+def test_marts_again_replace_a_runs_rows_with_the_same_rows(cli, built_runs):
+    first = {name: mart_rows(built_runs, name, "second") for name in MARTS}
+    assert cli("marts", "--out", built_runs, "--run-id", "second")[0] == 0
     for name in MARTS:
-        assert mart_rows(two_runs, name, "second").equals(first[name]), name
-        assert len(mart_files(two_runs, name, "second")) == 1
+        assert mart_rows(built_runs, name, "second").equals(first[name]), name
+        assert len(mart_files(built_runs, name, "second")) == 1
 
 
 def test_a_reader_of_the_old_warehouse_keeps_working_while_a_new_one_is_published(cli, spark, two_runs):
@@ -208,11 +225,10 @@ def test_a_reader_of_the_old_warehouse_keeps_working_while_a_new_one_is_publishe
         assert fresh.execute("SELECT count(DISTINCT run_id) FROM outcome_summary").fetchone()[0] == 2
 
 
-def test_the_warehouse_only_holds_committed_runs(cli, two_runs):
-    assert cli("marts", "--out", two_runs)[0] == 0
-    DeltaTable(str(two_runs / "runs")).delete("run_id = 'second'")
-    publish_warehouse(Store.parse(str(two_runs)), two_runs / WAREHOUSE)
-    with plain_reader(two_runs) as con:
+def test_the_warehouse_only_holds_committed_runs(built_runs):
+    DeltaTable(str(built_runs / "runs")).delete("run_id = 'second'")
+    publish_warehouse(Store.parse(str(built_runs)), built_runs / WAREHOUSE)
+    with plain_reader(built_runs) as con:
         assert con.execute("SELECT DISTINCT run_id FROM bet_performance").fetchall() == [("first",)]
         assert con.execute("SELECT DISTINCT run_id FROM rounds").fetchall() == [("first",)]
 
@@ -273,43 +289,39 @@ def damage_runs_row_entries(folder):
 
 @pytest.mark.parametrize("damage", [damage_truncate, damage_delete, damage_column_missing, damage_column_type,
                                     damage_runs_row, damage_runs_row_to_null, damage_runs_row_entries])
-def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, two_runs, damage):
-    assert cli("marts", "--out", two_runs)[0] == 0
-    path, message = damage(two_runs)
-    before = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
-    status, out, err = cli("marts", "--out", two_runs)
+def test_a_damaged_run_is_refused_naming_the_file_and_nothing_is_published(cli, built_runs, damage):
+    path, message = damage(built_runs)
+    before = snapshot(built_runs / "marts") | {WAREHOUSE: hashlib.sha256((built_runs / WAREHOUSE).read_bytes()).hexdigest()}
+    status, out, err = cli("marts", "--out", built_runs)
     assert status == 1 and out == "" and err.count("\n") == 1
     assert message in err and str(path) in err
     assert err.rstrip().endswith("(the other runs build with --run-id second)")
-    after = snapshot(two_runs / "marts") | {WAREHOUSE: hashlib.sha256((two_runs / WAREHOUSE).read_bytes()).hexdigest()}
+    after = snapshot(built_runs / "marts") | {WAREHOUSE: hashlib.sha256((built_runs / WAREHOUSE).read_bytes()).hexdigest()}
     assert after == before
-    status, _, err = cli("marts", "--out", two_runs, "--run-id", "second")  # other runs are unaffected
+    status, _, err = cli("marts", "--out", built_runs, "--run-id", "second")  # other runs are unaffected
     assert status == 0 and "warning: run 'first' left out of the warehouse" in err
 
 
-def test_a_run_left_out_of_the_warehouse_was_named_twice_in_its_warning(cli, two_runs):
-    assert cli("marts", "--out", two_runs)[0] == 0
-    path, message = damage_truncate(two_runs)
-    status, _, err = cli("marts", "--out", two_runs, "--run-id", "second")
+def test_a_run_left_out_of_the_warehouse_was_named_twice_in_its_warning(cli, built_runs):
+    path, message = damage_truncate(built_runs)
+    status, _, err = cli("marts", "--out", built_runs, "--run-id", "second")
     assert status == 0 and err.count("\n") == 1 and err.count("run 'first'") == 1
     assert err.startswith(f"warning: run 'first' left out of the warehouse: {message}") and str(path) in err
 
 
-def test_a_malformed_runs_row_was_bad_input_not_damaged_data(cli, two_runs):
+def test_a_malformed_runs_row_was_bad_input_not_damaged_data(cli, built_runs):
     """Exit 2 told the user to mend an argument; the row is damaged data, a failure of the world (1), and
     `verify` names it in one line where it let it out as bad input."""
-    assert cli("marts", "--out", two_runs)[0] == 0
-    damage_runs_row_entries(two_runs)
+    damage_runs_row_entries(built_runs)
     for command in (["marts"], ["verify"]):
-        status, _, err = cli(*command, "--out", two_runs)
+        status, _, err = cli(*command, "--out", built_runs)
         assert status == 1 and err.count("\n") <= 1, err
-    assert cli("verify", "--out", two_runs)[1].count("the runs row of 'first' is malformed") == 1
+    assert cli("verify", "--out", built_runs)[1].count("the runs row of 'first' is malformed") == 1
 
 
-def test_the_published_line_claimed_every_committed_run_when_one_was_left_out(cli, two_runs):
-    assert cli("marts", "--out", two_runs)[0] == 0
-    damage_truncate(two_runs)
-    status, out, _ = cli("marts", "--out", two_runs, "--run-id", "second")
+def test_the_published_line_claimed_every_committed_run_when_one_was_left_out(cli, built_runs):
+    damage_truncate(built_runs)
+    status, out, _ = cli("marts", "--out", built_runs, "--run-id", "second")
     assert status == 0 and "published " in out
     assert "marts of the committed runs but 1 left out (the warnings above)" in out
 
@@ -338,15 +350,14 @@ def test_marts_are_written_per_run_with_write_marts(two_runs):
     assert sorted(set(cells["shoe_id"].to_list())) == [0, 1]
 
 
-def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, two_runs):
-    assert cli("marts", "--out", two_runs)[0] == 0
-    with plain_reader(two_runs) as con:
+def test_a_stray_parquet_file_in_the_tree_is_ignored(cli, built_runs):
+    with plain_reader(built_runs) as con:
         before = con.execute("SELECT count(*) FROM rounds").fetchone()[0]
-    stray = two_runs / "rounds" / "run_id=first" / "part-999999999999-999999999999.parquet"
+    stray = built_runs / "rounds" / "run_id=first" / "part-999999999999-999999999999.parquet"
     pq.write_table(pl.DataFrame({"shoe_id": ["not a number"], "surprise": [1.5]}).to_arrow(), stray)
-    status, _, err = cli("marts", "--out", two_runs)
+    status, _, err = cli("marts", "--out", built_runs)
     assert status == 0, err  # readers take the committed files only
-    with plain_reader(two_runs) as con:
+    with plain_reader(built_runs) as con:
         assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == before
 
 

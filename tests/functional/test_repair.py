@@ -35,11 +35,18 @@ def _run_bytes(store: Store, run_id: str) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def clean(spark, tmp_path_factory):
-    """The files and rows of a clean run of the first run's parameters, in a folder of its own."""
-    out = tmp_path_factory.mktemp("clean")
+def first_on_disk(spark, tmp_path_factory):
+    """The first run alone, committed in a folder once for the module: tests change copies."""
+    out = tmp_path_factory.mktemp("first")
     simulate(spark, out, shoes=SHOES, partitions=PARTITIONS, **FIRST)
-    return _run_bytes(Store.parse(str(out)), "first"), {t: read_table(out, "first", t) for t in DATA_TABLES}
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean(first_on_disk):
+    """The files and rows of a clean run of the first run's parameters."""
+    return (_run_bytes(Store.parse(str(first_on_disk)), "first"),
+            {t: read_table(first_on_disk, "first", t) for t in DATA_TABLES})
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +180,8 @@ def test_a_damaged_run_is_found_by_verify_and_repaired_by_simulate_overwrite(spa
     assert cli(*command)[1].endswith("nothing to do\n")
 
 
-def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(spark, cli, tmp_path):
-    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(cli, tmp_path, first_on_disk):
+    shutil.copytree(first_on_disk, tmp_path, dirs_exist_ok=True)
     assert cli("marts", "--out", tmp_path)[0] == 0
     entry = tmp_path / "marts" / "outcome_summary" / _commit("", 1).lstrip("/")
     entry.write_bytes(b"not a commit")
@@ -195,12 +202,11 @@ def test_a_damaged_rounds_log_was_reported_twice_by_verify(spark, cli, tmp_path,
 
 
 @pytest.mark.parametrize("damage", [corrupt_a_log_entry, delete_a_runs_log_entry])
-def test_verify_named_a_command_to_adapt_for_a_damaged_log_not_one_to_copy(spark, cli, tmp_path, damage):
+def test_verify_named_a_command_to_adapt_for_a_damaged_log_not_one_to_copy(spark, cli, tmp_path, damage, request):
     """'repair: baccarat simulate ... --overwrite --out OUT with the parameters of any run in it': the
     line now ends in the command of a run in the table (read from its row file when the runs log is the
     damaged one), which repairs the store as it is pasted."""
-    for parameters in (FIRST, SECOND):
-        simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **parameters)
+    commit_two_runs(spark, str(tmp_path), request)
     damage(Store.parse(str(tmp_path)))
     status, out, _ = cli("verify", "--out", tmp_path)
     repair = shlex.join(["baccarat", *_command(str(tmp_path), FIRST), "--overwrite"])
@@ -209,8 +215,8 @@ def test_verify_named_a_command_to_adapt_for_a_damaged_log_not_one_to_copy(spark
     assert cli("verify", "--out", tmp_path)[0] == 0
 
 
-def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
-    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+def test_verify_takes_run_ids_and_json(cli, tmp_path, first_on_disk):
+    shutil.copytree(first_on_disk, tmp_path, dirs_exist_ok=True)
     store = Store.parse(str(tmp_path))
     damaged, _ = truncate_a_file(store)
     status, out, _ = cli("verify", "--out", tmp_path, "--run-id", "first", "--json")
@@ -219,8 +225,8 @@ def test_verify_takes_run_ids_and_json(spark, cli, tmp_path):
     assert status == 2 and "unknown run id 'nope'" in err and err.count("\n") == 1
 
 
-def test_readers_refuse_a_damaged_run_naming_the_file_and_the_repair(spark, cli, tmp_path):
-    simulate(spark, tmp_path, shoes=SHOES, partitions=PARTITIONS, **FIRST)
+def test_readers_refuse_a_damaged_run_naming_the_file_and_the_repair(cli, tmp_path, first_on_disk):
+    shutil.copytree(first_on_disk, tmp_path, dirs_exist_ok=True)
     assert cli("marts", "--out", tmp_path)[0] == 0
     damaged, _ = truncate_a_file(Store.parse(str(tmp_path)))
     repair = f"repair: baccarat simulate --rules punto_banco --seed 7 --shoes {SHOES} --partitions {PARTITIONS}"

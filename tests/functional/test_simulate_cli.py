@@ -180,6 +180,7 @@ def baccarat_simulate(tmp_path, **env_changes: str | None) -> subprocess.Complet
                           env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # a whole `baccarat simulate` whose driver (and JVM) is its own (docs/testing.md)
 def test_a_plain_simulate_prints_nothing_on_stderr_and_keeps_spark_s_output_in_a_log_file(tmp_path):
     done = baccarat_simulate(tmp_path, BACCARAT_SPARK_LOG_LEVEL=None)
     assert done.returncode == 0 and "committed run" in done.stdout, done.stderr[-2000:]
@@ -188,6 +189,7 @@ def test_a_plain_simulate_prints_nothing_on_stderr_and_keeps_spark_s_output_in_a
     assert log.name.startswith("spark-") and "jdk.incubator.vector" in log.read_text()  # the JVM's own note
 
 
+@pytest.mark.slow  # a whole `baccarat simulate` whose driver (and JVM) is its own (docs/testing.md)
 def test_baccarat_spark_log_level_brings_spark_s_lines_back_on_stderr(tmp_path):
     done = baccarat_simulate(tmp_path, BACCARAT_SPARK_LOG_LEVEL="info")
     assert done.returncode == 0, done.stderr[-2000:]
