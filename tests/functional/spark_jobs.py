@@ -1,5 +1,6 @@
 """Helpers of the functional tier that run the pipeline's jobs through the suite's SparkSession."""
 
+import os
 from pathlib import Path
 
 import polars as pl
@@ -8,11 +9,13 @@ import pyarrow as pa
 from pipeline.cli import main
 from pipeline.games.pairs import strategy_pair
 from pipeline.jobs import already_committed, run_job
+from pipeline.marts.cluster import default_ranges
 from pipeline.marts.publish import WrittenMart
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import RunRecord, read_run
 from pipeline.simulate import job
 from pipeline.storage import Store
+from pipeline.tasks import shoe_ranges
 
 
 def simulate(spark, out: Path | str, rules: str = "punto_banco", seed: int = 7, shoes: int = 200,
@@ -52,3 +55,9 @@ def built_tables(out: Store, marts: dict) -> dict[str, pa.Table]:
         return pa.concat_tables([out.read_file_rows(f["path"]) for f in mart.files])
 
     return {name: rows(mart) for name, mart in marts.items()}
+
+
+def one_process_ranges(shoes: int) -> int:
+    """The shoe ranges `baccarat marts` builds a run of a local folder in, without --master (at least one
+    per core), and so the files of a mart the range tasks write."""
+    return len(shoe_ranges(shoes, default_ranges(shoes, os.cpu_count() or 1)))
