@@ -31,8 +31,6 @@ def runs(
     from pipeline.runs import read_runs
 
     records = read_runs(out.check_readable())
-    if not records and not out.tables():
-        raise _no_table(out, "list")
     if as_json:
         for record in records:
             print(json.dumps(record.summary()))
