@@ -41,14 +41,14 @@ def marts(
     from pipeline.marts.cluster import default_ranges
     from pipeline.marts.engines import build_marts
     from pipeline.marts.inputs import EVERY_MART, load_runs
-    from pipeline.marts.partials import on_every_core, two_at_once
     from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
     from pipeline.repair import repair_logs
     from pipeline.schemas import contract
     from pipeline.tasks import shoe_ranges
 
     with out.keeping_tables_open():
-        runs = load_runs(out, run_id)  # every run is verified before anything is written
+        # every run is verified before anything is written (Spark tasks hash the files they read)
+        runs = load_runs(out, run_id, tasks_hash=_on_spark(master))
         out.check_writable()
         warehouse = check_warehouse_target(warehouse or out.warehouse_path())
         for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
@@ -58,7 +58,7 @@ def marts(
             started = time.monotonic()
             count = ranges or default_ranges(run.record.shoes, parallelism)
             write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
-            on = "" if run_ranges in (on_every_core, two_at_once) else f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks"
+            on = f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks" if _on_spark(master) else ""
             print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
                   f"in {time.monotonic() - started:.1f} s", flush=True)
         warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
@@ -69,13 +69,20 @@ def marts(
     print(f"published {warehouse}: marts of the committed runs{left}{views}")
 
 
+def _on_spark(master: str | None) -> bool:
+    """Whether Spark tasks build the shoe ranges' partials."""
+    from pipeline.spark import under_spark_submit
+
+    return master is not None or under_spark_submit()
+
+
 def _range_runner(master: str | None, out: "Store") -> tuple["RangeRunner", int]:
     """How the shoe ranges' partials run, and on how many cores: in this process (a range per core from a
     local folder, two at a time from an object store), or as Spark tasks (with the cluster's cores)."""
     from pipeline.marts.partials import on_every_core, two_at_once
-    from pipeline.spark import spark_session, under_spark_submit
+    from pipeline.spark import spark_session
 
-    if master is None and not under_spark_submit():
+    if not _on_spark(master):
         return (on_every_core, os.cpu_count() or 1) if out.is_local else (two_at_once, 1)
     from pipeline.marts.cluster import spark_ranges
 

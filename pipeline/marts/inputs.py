@@ -72,6 +72,7 @@ class RunInput:
     out: Store
     record: RunRecord
     rule_set: RuleSet
+    tasks_hash: bool = False  # the range tasks check the SHA-256 of the local files they read, not load_run
 
     @property
     def run_id(self) -> str:
@@ -139,12 +140,14 @@ class RunInput:
         return pa.table({"rounds": sorted(points | {rounds})})
 
 
-def load_run(out: Store, run_id: str) -> RunInput:
+def load_run(out: Store, run_id: str, tasks_hash: bool = False) -> RunInput:
     """A committed run whose files all exist and follow the contracts, and on a local OUT match their
-    checksums (on an object store the tasks that fetch them check those: pipeline/marts/partials.py, local_range)."""
+    checksums, unless `tasks_hash` (Spark tasks: each checks the files it reads, so that no one machine
+    reads every byte first). On an object store the tasks that fetch the files always check them
+    (pipeline/marts/partials.py, local_range)."""
     record, rule_set = read_committed_run(out, run_id)
-    check_run(out, record, checksums=out.is_local)
-    run = RunInput(out, record, rule_set)
+    check_run(out, record, checksums=out.is_local and not tasks_hash)
+    run = RunInput(out, record, rule_set, tasks_hash)
     try:
         checked_pair(rule_set, run.strategies)
     except BaccaratError as error:
@@ -152,17 +155,17 @@ def load_run(out: Store, run_id: str) -> RunInput:
     return run
 
 
-def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:
+def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = False) -> list[RunInput]:
     out.check_readable()
     committed = committed_runs(out)
     if not committed:
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")
     if run_ids:
-        return [load_run(out, run_id) for run_id in run_ids]
+        return [load_run(out, run_id, tasks_hash) for run_id in run_ids]
     runs = []
     for run_id in committed:
         try:
-            runs.append(load_run(out, run_id))
+            runs.append(load_run(out, run_id, tasks_hash))
         except (BaccaratError, DamagedRun) as error:  # DamagedRun is a failure of the world, not bad input
             others = " ".join(f"--run-id {other}" for other in committed if other != run_id)
             kind = DamagedRun if isinstance(error, DamagedRun) else BaccaratError

@@ -22,6 +22,7 @@ from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
 from pipeline.runs import FileEntry, repair_command
+from pipeline.storage import StorageError
 from pipeline.tasks import part_shoes, shoe_ranges
 
 # How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
@@ -203,25 +204,40 @@ def _moved(files: tuple[RangeFile, ...], copies: dict[str, tuple[str, str]]) -> 
 def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ()) \
         -> Iterator[tuple[ShoeRange, tuple[str, ...]]]:
     """The range and the run's round_ev files (reader paths) as the range's task reads them: unchanged on
-    a local OUT; else copies of the range's files in a local folder (its rounds and shoes files and the
-    round_ev files holding its shoes), each rounds and shoes copy checked against its runs row (an
-    OSError naming the file and the repair). What the task writes still goes to the run's store."""
+    a local OUT (each rounds and shoes file checked against its runs row first when run.tasks_hash); else
+    copies of the range's files in a local folder (its rounds and shoes files and the round_ev files
+    holding its shoes), each rounds and shoes copy checked against its runs row (an OSError naming the
+    file and the repair). What the task writes still goes to the run's store."""
+    recorded = {run.out.reader_path(entry.path): entry for entry in run.record.files}
     if run.out.is_local:
+        for file in shoes.rounds + shoes.shoes if run.tasks_hash else ():
+            entry = recorded[file.path]
+            try:
+                digest = run.out.sha256(entry.path)
+            except StorageError as error:  # only an OSError ends a task's run in one line (tasks.collect_or_fail)
+                raise OSError(str(error)) from None
+            _check_digest(run, file.path, digest, entry.sha256)
         yield shoes, round_ev
         return
     # a range no round_ev file holds still reads one, whose columns its empty relation takes
     round_ev = tuple(path for path in round_ev if _holds_range(path, shoes)) or round_ev[:1]
     wanted = list(dict.fromkeys([file.path for file in shoes.rounds + shoes.shoes] + list(round_ev)))
-    recorded = {run.out.reader_path(entry.path): entry.sha256 for entry in run.record.files}
     with contextlib.ExitStack() as fetched:
         with _FETCHING:
             copies = fetched.enter_context(run.out.local_copies(wanted))
         for path, (_, digest) in copies.items():
-            if path in recorded and digest != recorded[path]:
-                raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
-                              f"repair: {repair_command(run.out, run.record)}")
+            if path in recorded:
+                _check_digest(run, path, digest, recorded[path].sha256)
         local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=_moved(shoes.shoes, copies))
         yield local, tuple(copies[path][0] for path in round_ev)
+
+
+def _check_digest(run: RunInput, path: str, digest: str | None, recorded: str) -> None:
+    """An OSError naming the run's file at reader path `path` and the repair, unless its SHA-256 `digest`
+    is the one its runs row records."""
+    if digest != recorded:
+        raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
+                      f"repair: {repair_command(run.out, run.record)}")
 
 
 @dataclass(frozen=True)

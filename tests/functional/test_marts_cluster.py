@@ -217,6 +217,26 @@ def test_a_missing_file_is_found_before_any_task_runs(cli, runs, tmp_path):
     assert listing(folder) == before
 
 
+def test_on_spark_the_task_reading_a_local_file_finds_it_fails_its_checksum_and_nothing_is_committed(
+        cli, runs, tmp_path, monkeypatch):
+    """A rounds file replaced by one of the same size (a byte changed mid-file) in a local folder: the
+    driver hashes nothing (no one machine reads every byte of a run before the tasks), the range task
+    that reads the file finds it, and the command ends in one line naming it, exit 1, nothing written."""
+    folder = tmp_path / "out"
+    run = runs["punto_banco"][0]
+    shutil.copytree(run.out.local_path(), folder)
+    damaged = folder / run.record.files_of("rounds")[1].path
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 1
+    damaged.write_bytes(bytes(data))
+    before = listing(folder)
+    monkeypatch.setattr(Store, "sha256", lambda self, relative: pytest.fail(f"the driver hashed {relative}"))
+    status, printed, err = cli("marts", "--out", folder, "--run-id", run.run_id, "--master", "local[2]")
+    assert (status, printed) == (1, ""), err
+    assert err.count("\n") == 1 and "fails its checksum" in err and str(damaged) in err, err
+    assert listing(folder) == before
+
+
 def committed_marts(out: str, run_id: str) -> dict[str, pl.DataFrame]:
     return {name: pl.from_arrow(Store.parse(out).read_rows(contract(name).table, [run_id])).sort(pl.all())
             for name in MARTS}
