@@ -58,18 +58,21 @@ def _compared(lengths: pl.LazyFrame) -> pl.LazyFrame:
 
 def derived(big_road: pl.LazyFrame) -> pl.LazyFrame:
     """road_derived.sql then road_logical.sql: big eye boy, small road, cockroach pig (k = 1, 2, 3)."""
-    lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32))
-    col, row, k = pl.col("col"), pl.col("row"), pl.col("k")
-    entries = (big_road.select("shoe_id", pl.col("seq").alias("entry_seq"), "col", "row")
+    lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32), first_seq=pl.col("seq").min())
+    starts = pl.concat([lengths.filter(pl.col("col") == k).select(
+        "shoe_id", road=pl.lit(road, pl.String), first_entry=pl.col("first_seq") + 1)
+        for road, k in zip(DERIVED_ROADS, (1, 2, 3))])
+    row, entry_seq = pl.col("row"), pl.col("entry_seq")
+    entries = (big_road.select("shoe_id", entry_seq=pl.col("seq"), col="col", row="row")
                .join(_compared(lengths), on=["shoe_id", "col"])
-               .filter(((row == 0) & (col >= k + 1)) | ((row >= 1) & (col >= k))))
+               .join(starts, on=["shoe_id", "road"])
+               .filter(entry_seq >= pl.col("first_entry")))
     mark = (pl.when(row == 0).then(pl.when(pl.col("before") == pl.col("compared")).then(pl.lit("red"))
                                    .otherwise(pl.lit("blue")))
             .when(pl.col("back") == row).then(pl.lit("blue"))
             .otherwise(pl.lit("red")))
-    marks = entries.select(
-        "road", "shoe_id", pl.int_range(pl.len(), dtype=pl.Int32).over(ROAD, order_by="entry_seq").alias("seq"),
-        "entry_seq", mark.alias("mark"))
+    marks = entries.select("road", "shoe_id", (entry_seq - pl.col("first_entry")).cast(pl.Int32).alias("seq"),
+                           "entry_seq", mark.alias("mark"))
     return _logical(marks)
 
 
