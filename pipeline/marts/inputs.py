@@ -1,6 +1,7 @@
 """Committed runs as mart inputs: verified against their runs row and the data contracts,
 with the exact reference values both engines compare against."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -14,7 +15,7 @@ from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.strategies import shown_name
 from pipeline.games.value import pair_value
 from pipeline.play import ENDINGS
-from pipeline.repair import added_problems
+from pipeline.repair import ADDED_TABLES, ROUND_EV, added_problems
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
@@ -72,6 +73,9 @@ class RunInput:
     out: Store
     record: RunRecord
     rule_set: RuleSet
+    # per table another job adds to the run (round_ev, sessions): its committed files, as the query engines
+    # take them, and the SHA-256 their commit recorded (None: none recorded); checked by load_run
+    added: Mapping[str, Mapping[str, str | None]]
 
     @property
     def run_id(self) -> str:
@@ -83,12 +87,8 @@ class RunInput:
 
     def added_files(self, name: str) -> list[str]:
         """The run's committed files of a table another job adds to it (round_ev by `baccarat composition`,
-        sessions by `baccarat backtest`), as the query engines take them, each checked against its size
-        in the table's log and the contract (else DamagedRun naming the repair); none for a run without such rows."""
-        files = self.out.partition_files(name, self.run_id)
-        if problems := added_problems(self.out, self.record, name, files):
-            raise DamagedRun(problems[0])
-        return [self.out.reader_path(entry["path"]) for entry in files]
+        sessions by `baccarat backtest`), as the query engines take them; none for a run without such rows."""
+        return list(self.added.get(name, {}))
 
     def system_terms(self, names: list[str]) -> pa.Table:
         """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet
@@ -141,15 +141,27 @@ class RunInput:
 
 def load_run(out: Store, run_id: str) -> RunInput:
     """A committed run whose files all exist and follow the contracts, and on a local OUT match their
-    checksums (on an object store the tasks that fetch them check those: pipeline/marts/partials.py, local_range)."""
+    checksums (on an object store the tasks that fetch them check those: pipeline/marts/partials.py,
+    local_range), with the files other jobs added to it, checked the same way (the sessions files, which
+    the engines read in place, against their checksums on an object store too)."""
     record, rule_set = read_committed_run(out, run_id)
     check_run(out, record, checksums=out.is_local)
-    run = RunInput(out, record, rule_set)
+    run = RunInput(out, record, rule_set, {table: _added_files(out, record, table) for table in ADDED_TABLES})
     try:
         checked_pair(rule_set, run.strategies)
     except BaccaratError as error:
         raise BaccaratError(f"run {run_id!r}: {error}") from None
     return run
+
+
+def _added_files(out: Store, record: RunRecord, table: str) -> dict[str, str | None]:
+    """The run's committed files of `table` (one of ADDED_TABLES) as RunInput.added holds them, each checked
+    against its size in the table's log, the contract and where it is read in place its recorded checksum;
+    else DamagedRun naming the file and the repair."""
+    files = out.partition_files(table, record.run_id, checksums=True)
+    if problems := added_problems(out, record, table, files, hashed=out.is_local or table != ROUND_EV):
+        raise DamagedRun(problems[0])
+    return {out.reader_path(entry["path"]): entry["sha256"] for entry in files}
 
 
 def load_runs(out: Store, run_ids: list[str] | None = None) -> list[RunInput]:

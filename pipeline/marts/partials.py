@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
+from pipeline.repair import ROUND_EV, added_repair
 from pipeline.runs import FileEntry, repair_command
 from pipeline.tasks import part_shoes, shoe_ranges
 
@@ -204,8 +205,8 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
         -> Iterator[tuple[ShoeRange, tuple[str, ...]]]:
     """The range and the run's round_ev files (reader paths) as the range's task reads them: unchanged on
     a local OUT; else copies of the range's files in a local folder (its rounds and shoes files and the
-    round_ev files holding its shoes), each rounds and shoes copy checked against its runs row (an
-    OSError naming the file and the repair). What the task writes still goes to the run's store."""
+    round_ev files holding its shoes), each copy checked against the SHA-256 its runs row or its commit
+    recorded (an OSError naming the file and the repair). What the task writes still goes to the run's store."""
     if run.out.is_local:
         yield shoes, round_ev
         return
@@ -213,13 +214,16 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
     round_ev = tuple(path for path in round_ev if _holds_range(path, shoes)) or round_ev[:1]
     wanted = list(dict.fromkeys([file.path for file in shoes.rounds + shoes.shoes] + list(round_ev)))
     recorded = {run.out.reader_path(entry.path): entry.sha256 for entry in run.record.files}
+    added = run.added.get(ROUND_EV, {})
     with contextlib.ExitStack() as fetched:
         with _FETCHING:
             copies = fetched.enter_context(run.out.local_copies(wanted))
         for path, (_, digest) in copies.items():
-            if path in recorded and digest != recorded[path]:
-                raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
-                              f"repair: {repair_command(run.out, run.record)}")
+            expected = recorded.get(path) or added.get(path)  # none for a round_ev file committed without one
+            if expected is not None and digest != expected:
+                repair = added_repair(run.out, ROUND_EV, run.run_id) if path in added else \
+                    repair_command(run.out, run.record)
+                raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; repair: {repair}")
         local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=_moved(shoes.shoes, copies))
         yield local, tuple(copies[path][0] for path in round_ev)
 
