@@ -2,7 +2,6 @@
 rounds and shoes), and verification of a run's files against their recorded checksums."""
 
 import json
-import os
 import re
 import shlex
 from collections.abc import Callable
@@ -14,7 +13,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from pipeline.at_once import each_at_once
 from pipeline.config_files import shipped_or_file
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet, load_rule_set
@@ -369,7 +367,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
             problems.append(f"data file is {size:,} bytes, its runs row records {entry.size:,}: {where}")
         else:
             sound.append(entry)
-    digests = sha256_of(store, [f.path for f in sound if checksums is True or (checksums and f.path in checksums)])
+    digests = store.sha256s([f.path for f in sound if checksums is True or (checksums and f.path in checksums)])
     for entry in sound:
         if entry.path in digests and digests[entry.path] != entry.sha256:
             problems.append(f"data file fails its checksum: {store.location(entry.path)}")
@@ -385,17 +383,11 @@ def check_run(store: Store, run: RunRecord, checksums: bool | set[str] = True) -
         raise DamagedRun(f"{problems[0]}; repair: {repair_command(store, run)}")
 
 
-def sha256_of(store: Store, paths: list[str]) -> dict[str, str | None]:
-    """The SHA-256 of each file at `paths` (under OUT), None where there is none; hashed side by side, as
-    hashing releases the GIL."""
-    return dict(zip(paths, each_at_once(store.sha256, paths, os.cpu_count())))
-
-
 def failing_checksums(store: Store, files: list[dict]) -> list[dict]:
     """The committed files (entries with `path` and the `sha256` their commit recorded: Store.committed_files)
     whose bytes fail it, or that are missing; a file committed without a checksum is not hashed."""
     recorded = [f for f in files if f.get("sha256")]
-    digests = sha256_of(store, [f["path"] for f in recorded])
+    digests = store.sha256s([f["path"] for f in recorded])
     return [f for f in recorded if digests[f["path"]] != f["sha256"]]
 
 
