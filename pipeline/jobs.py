@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
-                           missized_files, read_run, repair_command, run_problems)
+                           failing_checksums, missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import KEY_LENGTH, content_key, part_key, run_ranges
 
@@ -113,9 +113,10 @@ def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
 
 
-def _added_files(plan: JobPlan) -> list[dict]:
-    """The committed files of the run's rows in the table a plan not in runs adds to a committed run."""
-    return plan.out.partition_files(plan.tables[0], plan.run_id)
+def _added_files(plan: JobPlan, checksums: bool = False) -> list[dict]:
+    """The committed files of the run's rows in the table a plan not in runs adds to a committed run (with
+    the checksums their commit recorded)."""
+    return plan.out.partition_files(plan.tables[0], plan.run_id, checksums=checksums)
 
 
 def _sound(plan: JobPlan, record: RunRecord | None, overwrite: bool) -> bool:
@@ -137,8 +138,9 @@ def already_committed(plan: JobPlan, overwrite: bool) -> bool:
     record = _committed_run(plan) if plan.in_runs else None
     held = committed_key(plan, record)
     if held == content_key(plan.parameters()):
-        if not plan.in_runs:
-            return not missized_files(plan.out, _added_files(plan))  # a damaged file is written again
+        if not plan.in_runs:  # a file missing, missized or failing its recorded checksum is written again
+            files = _added_files(plan, checksums=True)
+            return not (missized_files(plan.out, files) or failing_checksums(plan.out, files))
         return _sound(plan, record, overwrite)
     if held is not None and plan.overwrite_needed and not overwrite:
         raise BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters "

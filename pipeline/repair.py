@@ -11,8 +11,8 @@ from pipeline.at_once import each_at_once
 from pipeline.bets import BET_KINDS
 from pipeline.cards import MAX_RUNNING_COUNT, MAX_TAG, MAX_TRUE_COUNT
 from pipeline.errors import BaccaratError
-from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, missized_files, read_runs,
-                           repair_command, run_problems, uncommitted, written_run)
+from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, failing_checksums, missized_files,
+                           read_runs, repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store
 
@@ -68,14 +68,18 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
             for f, size in missized_files(store, files)]
 
 
-def added_problems(store: Store, run: RunRecord, table: str, files: list[dict]) -> list[str]:
+def added_problems(store: Store, run: RunRecord, table: str, files: list[dict], hashed: bool = True) -> list[str]:
     """What is wrong with a run's committed `files` of a table a job adds to it (round_ev, sessions;
-    Store.partition_files), a line each with its repair: missing, of another size than the table's log
-    records, or breaking the contract."""
+    Store.partition_files, with the checksums their commit recorded), a line each with its repair: missing,
+    of another size than the table's log records, failing its recorded SHA-256 (when `hashed`; a file
+    committed before checksums were recorded has none), or breaking the contract."""
     missized = missized_files(store, files)
     problems = [f"data file {'missing' if size is None else f'is {size:,} bytes'}, its log records {f['size']:,}: "
                 f"{store.location(f['path'])}" for f, size in missized]
     damaged = {f["path"] for f, _ in missized}
+    failing = failing_checksums(store, [f for f in files if f["path"] not in damaged]) if hashed else []
+    problems += [f"data file fails its checksum: {store.location(f['path'])}" for f in failing]
+    damaged |= {f["path"] for f in failing}
     sound = [f for f in files if f["path"] not in damaged]
     counts = count_past_bounds if table == ROUND_EV else None
     problems += [why for f in sound
@@ -99,12 +103,20 @@ def count_past_bounds(footer: pq.FileMetaData) -> str | None:
     return None
 
 
-def _added_problems(store: Store, run: RunRecord) -> list[str]:
-    try:
-        return [line for table in ADDED_TABLES
-                for line in added_problems(store, run, table, store.partition_files(table, run.run_id))]
-    except StorageError:
-        return []  # the table's damaged log is a line of its own
+def _added_problems(store: Store, run: RunRecord, reported: set[str]) -> list[str]:
+    """The problems of a run's files in the tables jobs add to it; a table whose log cannot be read is a
+    line of its own, unless in `reported` (the damaged logs verify found, which it adds to)."""
+    problems = []
+    for table in ADDED_TABLES:
+        try:
+            files = store.partition_files(table, run.run_id, checksums=True)
+        except StorageError as error:
+            if str(error) not in reported:  # a commit a reader does not need may still fail the checksums' read
+                reported.add(str(error))
+                problems.append(f"{error}; repair: {_table_repair(store, table)}")
+            continue
+        problems += added_problems(store, run, table, files)
+    return problems
 
 
 def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[str], int]:
@@ -125,7 +137,7 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     for run in checked:
         problems += [f"{line}; repair: {repair_command(store, run)}" for line in run_problems(store, run)
                      if line.removeprefix(f"run {run.run_id!r}: ") not in damaged_logs]
-        problems += _added_problems(store, run)
+        problems += _added_problems(store, run, damaged_logs)
     return problems, len(checked)
 
 

@@ -2,7 +2,6 @@
 rounds and shoes), and verification of a run's files against their recorded checksums."""
 
 import json
-import os
 import re
 import shlex
 from collections.abc import Callable
@@ -14,7 +13,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from pipeline.at_once import each_at_once
 from pipeline.config_files import shipped_or_file
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet, load_rule_set
@@ -369,8 +367,7 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
             problems.append(f"data file is {size:,} bytes, its runs row records {entry.size:,}: {where}")
         else:
             sound.append(entry)
-    hashed = [f.path for f in sound if checksums is True or (checksums and f.path in checksums)]
-    digests = dict(zip(hashed, each_at_once(store.sha256, hashed, os.cpu_count())))  # hashing releases the GIL
+    digests = store.sha256s([f.path for f in sound if checksums is True or (checksums and f.path in checksums)])
     for entry in sound:
         if entry.path in digests and digests[entry.path] != entry.sha256:
             problems.append(f"data file fails its checksum: {store.location(entry.path)}")
@@ -384,6 +381,14 @@ def check_run(store: Store, run: RunRecord, checksums: bool | set[str] = True) -
     the repair command."""
     if problems := run_problems(store, run, checksums):
         raise DamagedRun(f"{problems[0]}; repair: {repair_command(store, run)}")
+
+
+def failing_checksums(store: Store, files: list[dict]) -> list[dict]:
+    """The committed files (entries with `path` and the `sha256` their commit recorded: Store.committed_files)
+    whose bytes fail it, or that are missing; a file committed without a checksum is not hashed."""
+    recorded = [f for f in files if f.get("sha256")]
+    digests = store.sha256s([f["path"] for f in recorded])
+    return [f for f in recorded if digests[f["path"]] != f["sha256"]]
 
 
 def missized_files(store: Store, files: list[dict]) -> list[tuple[dict, int | None]]:

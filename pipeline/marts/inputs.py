@@ -1,6 +1,7 @@
 """Committed runs as mart inputs: verified against their runs row and the data contracts,
 with the exact reference values both engines compare against."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -14,7 +15,7 @@ from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.strategies import shown_name
 from pipeline.games.value import pair_value
 from pipeline.play import ENDINGS
-from pipeline.repair import added_problems
+from pipeline.repair import ADDED_TABLES, ROUND_EV, added_problems
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
@@ -72,7 +73,10 @@ class RunInput:
     out: Store
     record: RunRecord
     rule_set: RuleSet
-    tasks_hash: bool = False  # the range tasks check the SHA-256 of the local files they read, not load_run
+    # per table another job adds to the run (round_ev, sessions): its committed files, as the query engines
+    # take them, and the SHA-256 their commit recorded (None: none recorded); checked by load_run
+    added: Mapping[str, Mapping[str, str | None]]
+    tasks_hash: bool = False  # the range tasks check the SHA-256 of the rounds and shoes files they read, not load_run
 
     @property
     def run_id(self) -> str:
@@ -84,12 +88,8 @@ class RunInput:
 
     def added_files(self, name: str) -> list[str]:
         """The run's committed files of a table another job adds to it (round_ev by `baccarat composition`,
-        sessions by `baccarat backtest`), as the query engines take them, each checked against its size
-        in the table's log and the contract (else DamagedRun naming the repair); none for a run without such rows."""
-        files = self.out.partition_files(name, self.run_id)
-        if problems := added_problems(self.out, self.record, name, files):
-            raise DamagedRun(problems[0])
-        return [self.out.reader_path(entry["path"]) for entry in files]
+        sessions by `baccarat backtest`), as the query engines take them; none for a run without such rows."""
+        return list(self.added.get(name, {}))
 
     def system_terms(self, names: list[str]) -> pa.Table:
         """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet
@@ -143,16 +143,29 @@ class RunInput:
 def load_run(out: Store, run_id: str, tasks_hash: bool = False) -> RunInput:
     """A committed run whose files all exist and follow the contracts, and on a local OUT match their
     checksums, unless `tasks_hash` (Spark tasks: each checks the files it reads, so that no one machine
-    reads every byte first). On an object store the tasks that fetch the files always check them
-    (pipeline/marts/partials.py, local_range)."""
+    reads every byte first); on an object store the tasks that fetch the files always check them
+    (pipeline/marts/partials.py, local_range). With the files other jobs added to it, checked the same
+    way (but on a local OUT always here, and the sessions files, which the engines read in place, against
+    their checksums on an object store too)."""
     record, rule_set = read_committed_run(out, run_id)
     check_run(out, record, checksums=out.is_local and not tasks_hash)
-    run = RunInput(out, record, rule_set, tasks_hash)
+    added = {table: _added_files(out, record, table) for table in ADDED_TABLES}
+    run = RunInput(out, record, rule_set, added, tasks_hash)
     try:
         checked_pair(rule_set, run.strategies)
     except BaccaratError as error:
         raise BaccaratError(f"run {run_id!r}: {error}") from None
     return run
+
+
+def _added_files(out: Store, record: RunRecord, table: str) -> dict[str, str | None]:
+    """The run's committed files of `table` (one of ADDED_TABLES) as RunInput.added holds them, each checked
+    against its size in the table's log, the contract and where it is read in place its recorded checksum;
+    else DamagedRun naming the file and the repair."""
+    files = out.partition_files(table, record.run_id, checksums=True)
+    if problems := added_problems(out, record, table, files, hashed=out.is_local or table != ROUND_EV):
+        raise DamagedRun(problems[0])
+    return {out.reader_path(entry["path"]): entry["sha256"] for entry in files}
 
 
 def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = False) -> list[RunInput]:

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
+from pipeline.repair import ROUND_EV, added_repair
 from pipeline.runs import FileEntry, repair_command
 from pipeline.storage import StorageError
 from pipeline.tasks import part_shoes, shoe_ranges
@@ -204,10 +205,10 @@ def _moved(files: tuple[RangeFile, ...], copies: dict[str, tuple[str, str]]) -> 
 def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ()) \
         -> Iterator[tuple[ShoeRange, tuple[str, ...]]]:
     """The range and the run's round_ev files (reader paths) as the range's task reads them: unchanged on
-    a local OUT (each rounds and shoes file checked against its runs row first when run.tasks_hash); else
-    copies of the range's files in a local folder (its rounds and shoes files and the round_ev files
-    holding its shoes), each rounds and shoes copy checked against its runs row (an OSError naming the
-    file and the repair). What the task writes still goes to the run's store."""
+    a local OUT (each rounds and shoes file checked first when run.tasks_hash); else copies of the range's
+    files in a local folder (its rounds and shoes files and the round_ev files holding its shoes), each
+    copy checked against the SHA-256 its runs row or its commit recorded (an OSError naming the file and
+    the repair). What the task writes still goes to the run's store."""
     recorded = {run.out.reader_path(entry.path): entry for entry in run.record.files}
     if run.out.is_local:
         for file in shoes.rounds + shoes.shoes if run.tasks_hash else ():
@@ -222,22 +223,24 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
     # a range no round_ev file holds still reads one, whose columns its empty relation takes
     round_ev = tuple(path for path in round_ev if _holds_range(path, shoes)) or round_ev[:1]
     wanted = list(dict.fromkeys([file.path for file in shoes.rounds + shoes.shoes] + list(round_ev)))
+    added = run.added.get(ROUND_EV, {})
     with contextlib.ExitStack() as fetched:
         with _FETCHING:
             copies = fetched.enter_context(run.out.local_copies(wanted))
         for path, (_, digest) in copies.items():
-            if path in recorded:
-                _check_digest(run, path, digest, recorded[path].sha256)
+            expected = recorded[path].sha256 if path in recorded else added.get(path)  # None: committed without
+            _check_digest(run, path, digest, expected)
         local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=_moved(shoes.shoes, copies))
         yield local, tuple(copies[path][0] for path in round_ev)
 
 
-def _check_digest(run: RunInput, path: str, digest: str | None, recorded: str) -> None:
+def _check_digest(run: RunInput, path: str, digest: str | None, expected: str | None) -> None:
     """An OSError naming the run's file at reader path `path` and the repair, unless its SHA-256 `digest`
-    is the one its runs row records."""
-    if digest != recorded:
-        raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; "
-                      f"repair: {repair_command(run.out, run.record)}")
+    is the one its runs row or its commit recorded, `expected` (None: none recorded)."""
+    if expected is not None and digest != expected:
+        repair = added_repair(run.out, ROUND_EV, run.run_id) if path in run.added.get(ROUND_EV, {}) else \
+            repair_command(run.out, run.record)
+        raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; repair: {repair}")
 
 
 @dataclass(frozen=True)

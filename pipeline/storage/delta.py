@@ -25,6 +25,11 @@ MAX_RETENTION_HOURS = 1_000_000  # over a century; deltalake panics on a retenti
 # and at most 9 commits after it, each a request on an object store, however many runs the table holds.
 CHECKPOINT_INTERVAL = 10
 TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false", "delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
+# A commit's record of the SHA-256 of the files it adds (those a writer hashed), in its commitInfo (Delta's add
+# action has no field for it, deltalake no tags): {"modification_time": its add actions', "sha256": {path in
+# the table: SHA-256}}. The time tells a file's own commit from an earlier one that added the same path.
+CHECKSUMS = "baccarat.checksums"
+HISTORY_STEP = 4  # commits whose records are read at first, newest first; four times more each step after
 
 
 # The tables a command keeps open (see DeltaTables.keeping_tables_open): {(OUT, table): DeltaTable}. The
@@ -87,21 +92,50 @@ class DeltaTables:
         """The Delta tables under OUT (see table_names), those that exist."""
         return [name for name in self.table_names() if self.delta_table(name) is not None]
 
-    def partition_files(self, table: str, run_id: str, version: int | None = None) -> list[dict]:
-        """The committed files of one run in a table (at `version`): path under OUT, size and rows."""
-        return self.committed_files(table, [run_id], version)
+    def partition_files(self, table: str, run_id: str, version: int | None = None,
+                        checksums: bool = False) -> list[dict]:
+        """The committed files of one run in a table (at `version`): path under OUT, size and rows (and
+        with `checksums` their recorded SHA-256: see committed_files)."""
+        return self.committed_files(table, [run_id], version, checksums)
 
-    def committed_files(self, table: str, run_ids: list[str], version: int | None = None) -> list[dict]:
-        """The committed files of the runs `run_ids` in a table (at `version`), by path."""
+    def committed_files(self, table: str, run_ids: list[str], version: int | None = None,
+                        checksums: bool = False) -> list[dict]:
+        """The committed files of the runs `run_ids` in a table (at `version`), by path; with `checksums`,
+        each with the SHA-256 its commit recorded ("sha256"; None for a file committed without one, by a
+        version of the pipeline before they were recorded, or by a writer that does not hash)."""
         delta = self.delta_table(table, version)
-        return [] if delta is None else self._files_in(delta, table, run_ids)
+        return [] if delta is None else self._files_in(delta, table, run_ids, checksums)
 
-    @staticmethod
-    def _files_in(delta, table: str, run_ids: list[str]) -> list[dict]:
-        actions = pa.table(delta.get_add_actions(flatten=True)).to_pylist()
+    def _files_in(self, delta, table: str, run_ids: list[str], checksums: bool = False) -> list[dict]:
         key = f"partition.{partition_column()}"
-        return sorted(({"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
-                       for a in actions if a.get(key) in run_ids), key=lambda f: f["path"])
+        actions = [a for a in pa.table(delta.get_add_actions(flatten=True)).to_pylist() if a.get(key) in run_ids]
+        recorded = self._recorded_checksums(delta, table, {(a["path"], a["modification_time"]) for a in actions}) \
+            if checksums and actions else None
+        files = [{"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
+                 | ({} if recorded is None else {"sha256": recorded.get((a["path"], a["modification_time"]))})
+                 for a in actions]
+        return sorted(files, key=lambda f: f["path"])
+
+    def _recorded_checksums(self, delta, table: str, added: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """The SHA-256 the commits recorded (CHECKSUMS) of the files added as `added` (path in the table,
+        modification time), read from the newest commit back until every one is found."""
+        from deltalake.exceptions import DeltaError
+
+        found, limit = {}, HISTORY_STEP
+        while True:
+            with self._errors(f"table {table!r} is not readable"):
+                try:
+                    commits = delta.history(limit)
+                except DeltaError as error:
+                    raise StorageError(f"the log of table {table!r} is not readable: {first_line(error)}") from None
+            for commit in commits:
+                record = commit.get(CHECKSUMS)
+                if isinstance(record, dict) and isinstance(record.get("sha256"), dict):
+                    for path, digest in record["sha256"].items():
+                        found.setdefault((path, record.get("modification_time")), digest)
+            if added <= found.keys() or len(commits) < limit:
+                return {key: found[key] for key in added if key in found}
+            limit *= 4
 
     def run_ids(self, table: str) -> set[str]:
         """The runs that have committed rows in a table."""
@@ -149,7 +183,8 @@ class DeltaTables:
                 if delta is None:
                     delta = self._open_or_create(table, schema)
                 held = [f["path"] for f in self._files_in(delta, table, [run_id])]
-                if held == paths:
+                if held == paths and (committed_version is not None  # these files, as this call committed them
+                                      or self._holds_checksums(delta, table, run_id, files)):
                     return delta.version() if committed_version is None else committed_version
                 if committed_version is not None and not set(paths) & set(held):
                     return committed_version  # a later commit replaced the run: the last writer wins
@@ -166,6 +201,13 @@ class DeltaTables:
             except (DeltaError, OSError, pa.ArrowException) as error:
                 raise StorageError(f"commit to {uri} failed: {first_line(error)}") from None
         raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
+
+    def _holds_checksums(self, delta, table: str, run_id: str, files: list[dict]) -> bool:
+        """Whether the run's committed files (those of `files`) have the SHA-256 `files` carry recorded: a
+        file written again in place with other bytes is committed again, its new checksum with it."""
+        written = {f["path"]: f["sha256"] for f in files if f.get("sha256")}
+        return not written or all(written.get(f["path"]) == f["sha256"]
+                                  for f in self._files_in(delta, table, [run_id], checksums=True))
 
     def _check_files_there(self, uri: str, paths: list[str]) -> None:
         with self._errors("is not readable"):
@@ -184,11 +226,14 @@ class DeltaTables:
         partition, now = partition_column(), int(time.time() * 1000)
         actions = [AddAction(f["path"].removeprefix(f"{table}/"), f["size"], {partition: run_id}, now,
                              True, json.dumps({"numRecords": f["rows"]})) for f in files]
+        hashed = {f["path"].removeprefix(f"{table}/"): f["sha256"] for f in files if f.get("sha256")}
         app_id, version = transaction
         delta.create_write_transaction(
             actions, mode="overwrite", schema=schema, partition_by=[partition],
             partition_filters=[(partition, "=", run_id)],
-            commit_properties=CommitProperties(app_transactions=[Transaction(app_id, version)]))
+            commit_properties=CommitProperties(
+                custom_metadata={CHECKSUMS: {"modification_time": now, "sha256": hashed}} if hashed else None,
+                app_transactions=[Transaction(app_id, version)]))
 
     def _open_or_create(self, table: str, schema: pa.Schema):
         from deltalake import DeltaTable

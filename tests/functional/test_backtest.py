@@ -13,6 +13,7 @@ import pytest
 import yaml
 from cli_process import one_line_refusal, without_progress
 from spark_jobs import read_table, simulate
+from test_composition import flip_bytes_in_the_middle
 from test_faults import environment, injected
 
 from pipeline.backtest import job as backtest_job
@@ -289,14 +290,21 @@ def test_simulate_overwrite_removes_the_replaced_runs_sessions_rows(spark, backt
     assert {row["first_shoe"] for row in committed_sessions(out, "replaced")} <= {0, 1}
 
 
-def test_a_damaged_sessions_file_is_found_by_verify_and_written_again_by_the_same_backtest(backtested, cli):
+def truncate(path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+@pytest.mark.parametrize("damage", [truncate, flip_bytes_in_the_middle])
+def test_a_damaged_sessions_file_is_found_by_verify_and_written_again_by_the_same_backtest(backtested, cli, damage):
+    """Truncated, or damaged in place (the same size, the same footer: its SHA-256 fails the one its commit
+    recorded)."""
     out, _ = backtested
     args = ("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker", "--max-rounds", 20,
             "--partitions", 2)
     assert cli(*args)[0] == 0
     before = committed_sessions(out)
     damaged = out / Store.parse(str(out)).partition_files("sessions", RUN)[0]["path"]
-    damaged.write_bytes(damaged.read_bytes()[:100])
+    damage(damaged)
     status, printed, _ = cli("verify", "--out", out)
     assert status == 1 and str(damaged) in printed
     assert f"repair: baccarat backtest --run-id {RUN} --out {out} --systems ..." in printed

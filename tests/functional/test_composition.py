@@ -2,6 +2,7 @@
 checked against plain-Python recomputations that share no code with them."""
 
 import os
+import shutil
 import time
 from dataclasses import replace
 
@@ -166,6 +167,60 @@ def test_rows_do_not_depend_on_the_partitions_and_a_rerun_is_a_no_op(spark, anal
                          "--partitions", 2)
     assert status == 0 and "already committed" in out
     assert store.delta_table("round_ev").version() == version
+
+
+def flip_bytes_in_the_middle(path, width: int | None = 8) -> None:
+    """Damage `width` bytes in the middle of a Parquet file's data pages (between its leading magic and its
+    footer, whose length its last 8 bytes give; None: all of them) and keep its size, as a bad disk or a
+    stray write would."""
+    data = bytearray(path.read_bytes())
+    end = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    first = 4 if width is None else (4 + end) // 2
+    last = end if width is None else first + width
+    data[first:last] = bytes(255 - byte for byte in data[first:last])
+    path.write_bytes(bytes(data))
+
+
+def test_a_round_ev_file_damaged_in_place_is_found_refused_by_marts_and_written_again_by_the_same_composition(
+        analysed, cli, tmp_path):
+    """Its size and Parquet footer still check out: its SHA-256, recorded by the composition's commit, does not."""
+    store = Store.parse(str(analysed))
+    before = round_ev(analysed)
+    damaged = analysed / store.partition_files(composition_job.ROUND_EV, RUN)[0]["path"]
+    flip_bytes_in_the_middle(damaged)
+    repair = f"repair: baccarat composition --run-id {RUN} --out {analysed} (with the --shoes and --counts"
+    status, printed, _ = cli("verify", "--out", analysed, "--run-id", RUN)
+    assert status == 1 and f"run {RUN!r}: data file fails its checksum: {damaged}; {repair}" in printed, printed
+    marts = sorted(analysed.glob("marts/**/*"))
+    status, printed, err = cli("marts", "--out", analysed, "--run-id", RUN, "--warehouse", tmp_path / "w.duckdb")
+    assert (status, printed, err.count("\n")) == (1, "", 1) and str(damaged) in err and repair in err, err
+    assert sorted(analysed.glob("marts/**/*")) == marts and not (tmp_path / "w.duckdb").exists()
+    status, printed, err = cli("composition", "--run-id", RUN, "--out", analysed, "--shoes", SHOES_ANALYSED)
+    assert status == 0 and "already committed" not in printed, err
+    assert cli("verify", "--out", analysed, "--run-id", RUN)[0] == 0 and round_ev(analysed) == before
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_an_engine_failing_on_a_run_file_no_check_caught_is_one_line_naming_the_run_and_verify(
+        analysed, cli, tmp_path, engine):
+    """A round_ev file committed before checksums were recorded, its data pages damaged in place: only the
+    engine finds it (a DuckDB error, a Polars error or a Rust panic, a BaseException), which is one line and
+    exit 1. (Eight bytes flipped, the engines build marts from whatever the pages now hold.)"""
+    copy = tmp_path / "data"
+    shutil.copytree(analysed, copy)
+    store = Store.parse(str(copy))
+    files, schema = store.partition_files(composition_job.ROUND_EV, RUN), pa.schema(
+        store.delta_table(composition_job.ROUND_EV).schema().to_arrow())
+    for attempt, committed in enumerate(([], files)):  # committed again as a version recording no checksum did
+        store.commit_partition(composition_job.ROUND_EV, RUN, committed, schema, ("test:old", attempt))
+    for entry in files:
+        flip_bytes_in_the_middle(copy / entry["path"], width=None)
+    status, printed, err = cli("marts", "--out", copy, "--run-id", RUN, "--engine", engine,
+                               "--warehouse", tmp_path / "w.duckdb")
+    assert (status, printed, err.count("\n")) == (1, "", 1), err
+    assert err.startswith(f"error: run {RUN!r}: its marts cannot be built from its files (")
+    assert err.rstrip().endswith(f"check them with `baccarat verify --run-id {RUN} --out {copy}`")
+    assert not list(copy.glob("marts/*/_delta_log")), "a mart was committed"  # a range's file may be written
 
 
 def test_another_runs_count_columns_stay_in_the_table(spark, analysed, one_deck_ez, cli):

@@ -153,7 +153,7 @@ def test_engines_agree_on_sessions_played_by_shipped_systems():
 
 def run_of(rules: str) -> RunInput:
     """A run of a fixed tableau as far as system_terms reads it: its id, its rule set, no strategy pair."""
-    return RunInput(None, SimpleNamespace(run_id="r1", strategies=None), load_rule_set(rules))
+    return RunInput(None, SimpleNamespace(run_id="r1", strategies=None), load_rule_set(rules), {})
 
 
 def test_system_terms_give_each_shipped_system_its_unit_and_the_exact_evs_of_its_bets():
