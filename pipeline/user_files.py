@@ -108,13 +108,19 @@ def is_duckdb_file(path: Path) -> bool:
         return False
 
 
-def _check_not_data(target: Path, noun: str) -> None:
-    """An output never goes into a Delta table (beside or over its data files or log) nor over a DuckDB database
-    (the warehouse, or its published file): a one-line error instead of data replaced."""
+def check_outside_tables(target: Path, noun: str) -> None:
+    """An output never goes into a Delta table, beside or over its data files or log, where a vacuum of the
+    table removes what is not its own: a one-line error instead."""
     absolute = target.absolute()
     table = next((folder for folder in (absolute, *absolute.parents) if (folder / DELTA_LOG).is_dir()), None)
     if table is not None:
         raise BaccaratError(f"{noun} {str(target)!r} is within the Delta table {table}: give a path outside the tables")
+
+
+def _check_not_data(target: Path, noun: str) -> None:
+    """An output goes neither into a Delta table nor over a DuckDB database (the warehouse, or its published
+    file): a one-line error instead of data replaced."""
+    check_outside_tables(target, noun)
     if target.is_file() and is_duckdb_file(target):
         raise BaccaratError(f"{noun} {str(target)!r} is a DuckDB database (the warehouse itself?): give the path of "
                             "the file to write")

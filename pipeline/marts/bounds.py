@@ -130,7 +130,7 @@ class Bounds:
 
 
 def _parsed(name: str, value):
-    variable = ENVIRONMENT[name]
+    variable = f"--{name.replace('_', '-')} or {ENVIRONMENT[name]}"  # where a bound is given
     if name in ("memory_limit", "max_temp_directory_size"):
         return value if isinstance(value, int) else size_in_bytes(value, f"{name} ({variable})")
     if name == "timeout":

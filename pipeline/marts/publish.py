@@ -26,6 +26,7 @@ from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, 
 from pipeline.runs import DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, StorageError, Store
+from pipeline.user_files import check_outside_tables
 
 
 def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
@@ -130,6 +131,7 @@ def check_warehouse_target(target: Path) -> Path:
     target = Path(target).absolute()
     if not target.name or target.is_dir():
         raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
+    check_outside_tables(target, "the warehouse")
     if not may_be_replaced(target):
         raise BaccaratError(f"the warehouse {target} is a file that is not a DuckDB database: it is left as it "
                             f"is; give another path, such as {target.parent / WAREHOUSE}")

@@ -68,7 +68,8 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
 
 def show_result(result: duckdb.DuckDBPyRelation) -> None:
     """On a terminal, DuckDB's box, cut to fit the screen; anywhere else (a pipe, a file, a cron log)
-    every row and every column whole, tab-separated under a header line, as it is fetched."""
+    every row and every column whole, tab-separated under a header line, as it is fetched, until the
+    reader leaves (`| head`): then the query stops, as nothing would read the rest."""
     if sys.stdout.isatty():
         result.show(max_width=200, max_rows=200)
         return
@@ -78,6 +79,15 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
     writer.writerow(result.columns)
     for batch in itertools.chain([first] if first is not None else [], batches):
         writer.writerows(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
+        sys.stdout.flush()
+        if _reader_gone():
+            return
+
+
+def _reader_gone() -> bool:
+    """Whether stdout's reader closed the pipe: the CLI's stdout (pipeline.cli.app.ReaderWatch) keeps going
+    into os.devnull then, and says so in `gone`; any other stdout raises BrokenPipeError itself."""
+    return getattr(sys.stdout, "gone", False)
 
 
 def _batches(reader) -> Iterator:

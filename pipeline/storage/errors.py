@@ -1,6 +1,11 @@
 """The store's errors: failures of the world (exit status 1), and the first line of what a library said."""
 
+import itertools
+import re
+
 from pipeline.errors import WorldFailure
+
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class StorageError(WorldFailure):
@@ -21,5 +26,10 @@ class CommitConflict(StorageError):
 
 
 def first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+    """What a library said, in one line: its first, and the causes delta-rs lists under it (lines that begin
+    with '↳', in colour), which hold the file and the reason ('Generic LocalFileSystem error' names neither)."""
+    lines = [line.strip() for line in _COLOURS.sub("", str(error)).strip().splitlines()]
+    if not lines:
+        return type(error).__name__
+    causes = itertools.takewhile(lambda line: line.startswith("↳"), lines[1:])
+    return ": ".join([lines[0], *(cause.removeprefix("↳").strip() for cause in causes)])

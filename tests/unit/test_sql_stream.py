@@ -8,6 +8,7 @@ import threading
 
 import duckdb
 import pytest
+from cli_process import with_the_reader_gone
 
 from pipeline.errors import BaccaratError
 from pipeline.marts import shell
@@ -45,3 +46,12 @@ def test_several_statements_in_the_argument_showed_the_last_ones_rows_alone(cli,
     status, out, err = cli("sql", "--warehouse", path, "SELECT 1 AS first; SELECT 2 AS second")
     assert (status, out) == (2, "") and err.count("\n") == 1 and "2 statements given" in err
     assert cli("sql", "--warehouse", path, "SELECT 1 AS first; -- a comment after the one query")[:2] == (0, "first\n1\n")
+
+
+def test_a_reader_that_left_let_the_query_run_into_its_timeout(tmp_path):
+    """`baccarat sql 'SELECT * FROM rounds' | head -1`: the rows went on into os.devnull until the query's
+    end, a minute on 1.8M rounds, or until its timeout, which said 'error: the query was stopped' with status
+    2. The query stops once the reader has gone: status 141, as for any command, and nothing on stderr."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    assert with_the_reader_gone(["sql", "--warehouse", str(path), "--timeout", "3", ENDLESS_ROWS], tmp_path) == (141, b"")

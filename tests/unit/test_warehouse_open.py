@@ -93,3 +93,23 @@ def test_a_memory_limit_too_small_to_open_the_warehouse_was_blamed_on_a_writer_h
     status, out, err = cli("sql", "--warehouse", path, "--memory-limit", "1KB", "SELECT 1")
     assert (status, out) == (2, "") and err.count("\n") == 1
     assert "cannot be opened within the memory limit" in err and "another process" not in err
+
+
+def test_a_warehouse_published_inside_a_table_was_removed_by_its_vacuum(tmp_path):
+    """`baccarat marts --warehouse data/rounds/w.duckdb` published into the rounds table's folder, where
+    `baccarat vacuum` (delta-rs's full vacuum) counts the warehouse, its publishes and its seal as files no
+    version needs, and removes them. Such a path is refused in one line, before anything is written there."""
+    import deltalake
+    import pyarrow as pa
+
+    from pipeline.errors import BaccaratError
+    from pipeline.marts.publish import check_warehouse_target
+
+    rounds = tmp_path / "data" / "rounds"
+    deltalake.write_deltalake(str(rounds), pa.table({"shoe_id": [0]}))
+    before = sorted(rounds.rglob("*"))
+    for target in (rounds / "w.duckdb", rounds / "run_id=a" / "w.duckdb"):
+        with pytest.raises(BaccaratError, match=f"the warehouse '{target}' is within the Delta table {rounds}: "):
+            check_warehouse_target(target)
+    assert sorted(rounds.rglob("*")) == before
+    assert check_warehouse_target(tmp_path / "data" / "w.duckdb") == tmp_path / "data" / "w.duckdb"
