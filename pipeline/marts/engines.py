@@ -1,15 +1,12 @@
 """The two query engines behind one interface: every mart of a run, and the roads of outcome strings."""
 
-import shlex
-
 import pyarrow as pa
 
-from pipeline.errors import BaccaratError, WorldFailure
+from pipeline.errors import BaccaratError
 from pipeline.marts.choices import Engine
 from pipeline.marts.inputs import RunInput
-from pipeline.marts.partials import RangeRunner, build_by_ranges, in_process
+from pipeline.marts.partials import RangeRunner, build_by_ranges, in_process, reading_run_files
 from pipeline.marts.publish import WrittenMart
-from pipeline.storage import first_line
 
 
 MAX_ROUNDS = 32_767  # rounds of one sequence: `round` is an int16, as in the rounds contract
@@ -20,20 +17,10 @@ def build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats
     """Every mart of one run, from the partials of `ranges` ranges of its shoes run by run_ranges
     (pipeline/marts/partials.py), shoe_summary as the files the ranges wrote; with its composition marts
     (from the same tasks, which read each file of a range once) when it has round_ev rows, and its
-    system marts (in one process) when it has sessions rows. An engine that fails on the run's files
-    (damaged past what load_run checks, or since) is a WorldFailure naming the run and `baccarat verify`."""
-    import duckdb
-    import polars as pl
-
-    try:
+    system marts (in one process) when it has sessions rows. An engine that fails on the run's files is
+    one line naming the run and `baccarat verify` (partials.reading_run_files)."""
+    with reading_run_files(run):
         return _build_marts(engine, run, road_cells_shoes, road_stats_shoes, ranges, run_ranges)
-    # pyo3's PanicException (a Rust panic in Polars) derives from BaseException alone
-    except (duckdb.Error, pl.exceptions.PolarsError, pl.exceptions.PanicException, pa.ArrowException) as error:
-        if isinstance(error, duckdb.InterruptException):
-            raise
-        verify = shlex.join(["baccarat", "verify", "--run-id", run.run_id, "--out", run.out.uri])
-        raise WorldFailure(f"run {run.run_id!r}: its marts cannot be built from its files ({first_line(error)}): "
-                           f"check them with `{verify}`") from None
 
 
 def _build_marts(engine: Engine, run: RunInput, road_cells_shoes: int, road_stats_shoes: int, ranges: int,

@@ -8,6 +8,7 @@ runs row records, so that the engines read local files and no object's bytes cro
 
 import contextlib
 import os
+import shlex
 import threading
 import time
 import uuid
@@ -23,7 +24,7 @@ from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
 from pipeline.repair import ROUND_EV, added_repair
 from pipeline.runs import FileEntry, repair_command
-from pipeline.storage import StorageError
+from pipeline.storage import StorageError, first_line
 from pipeline.tasks import part_shoes, shoe_ranges
 
 # How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
@@ -280,8 +281,27 @@ def composition_family(partials_of: Callable, finals: Callable, run: RunInput) -
 def _partials_of_range(families: tuple[Family, ...], run: RunInput, round_ev: tuple[str, ...],
                        shoes: ShoeRange) -> list[dict[str, pa.Table]]:
     building = contextlib.nullcontext() if run.out.is_local else _BUILDING
-    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), building:
+    with local_range(run, shoes, round_ev) as (shoes_here, round_ev_here), building, reading_run_files(run):
         return [family.of(shoes_here, round_ev_here) for family in families]
+
+
+@contextlib.contextmanager
+def reading_run_files(run: RunInput) -> Iterator[None]:
+    """An engine failing on the run's files (damaged past what load_run checks, or since) as an OSError
+    naming the run and `baccarat verify`: one line, from this process and from a Spark task alike
+    (tasks.collect_or_fail)."""
+    import duckdb
+    import polars as pl
+
+    try:
+        yield
+    # pyo3's PanicException (a Rust panic in Polars) derives from BaseException alone
+    except (duckdb.Error, pl.exceptions.PolarsError, pl.exceptions.PanicException, pa.ArrowException) as error:
+        if isinstance(error, duckdb.InterruptException):
+            raise
+        verify = shlex.join(["baccarat", "verify", "--run-id", run.run_id, "--out", run.out.uri])
+        raise OSError(f"run {run.run_id!r}: its marts cannot be built from its files ({first_line(error)}): "
+                      f"check them with `{verify}`") from None
 
 
 def build_by_ranges(run: RunInput, families: list[Family], round_ev: list[str] = (), ranges: int = 1,
