@@ -91,6 +91,19 @@ def _entries(big_road: pl.LazyFrame, derived: pl.LazyFrame, *columns: str) -> pl
     return pl.concat([big_road.select(*columns), derived.select(*columns)])
 
 
+def column_lengths(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
+    """prep_road_columns.sql: how many logical columns of each length each road has; a derived road's
+    columns are its runs of one colour in seq order (each road sorted by shoe and seq, a run starting
+    where the mark or the shoe changes)."""
+    starts = ((pl.col("mark") != pl.col("mark").shift()) | (pl.col("shoe_id") != pl.col("shoe_id").shift()))
+    runs = [derived.filter(pl.col("road") == road).sort("shoe_id", "seq")
+            .with_columns(run=starts.fill_null(True).cum_sum()).group_by("road", "run").agg(length=pl.len())
+            for road in roads_polars.DERIVED_ROADS]
+    columns = pl.concat([big_road.group_by("road", "shoe_id", "col").agg(length=pl.len()).select("road", "length"),
+                         *(frame.select("road", "length") for frame in runs)])
+    return columns.group_by("road", pl.col("length").cast(pl.Int64)).agg(columns=pl.len().cast(pl.Int64))
+
+
 def road_conditions(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
     """prep_road_conditions.sql. Each condition is counted on its own (grouped by the previous marks, the
     pattern string built per group), then the counts are added up by (condition, pattern) as in the SQL."""
@@ -121,12 +134,10 @@ def road_partials(outcomes: pl.LazyFrame) -> dict[str, pl.LazyFrame]:
     """prep_road_shoes.sql, prep_road_marks.sql, prep_road_columns.sql and prep_road_conditions.sql over
     the roads of `outcomes`."""
     big = roads_polars.big_road(outcomes).collect().lazy()
-    der = roads_polars.derived(big).collect().lazy()
-    lengths = (_entries(big, der, "road", "shoe_id", "col").group_by("road", "shoe_id", "col")
-               .agg(length=pl.len().cast(pl.Int64)))
+    der = roads_polars.derived_marks(big).collect().lazy()
     return {"road_shoes": big.select(shoes=pl.col("shoe_id").n_unique().cast(pl.Int64)),
             "road_marks": _entries(big, der, "road", "mark").group_by("road", "mark").agg(count=pl.len().cast(pl.Int64)),
-            "road_columns": lengths.group_by("road", "length").agg(columns=pl.len().cast(pl.Int64)),
+            "road_columns": column_lengths(big, der),
             "road_conditions": road_conditions(big, der)}
 
 

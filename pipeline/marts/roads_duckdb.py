@@ -14,19 +14,22 @@ def sql(name: str) -> str:
 
 
 def build_roads(con: duckdb.DuckDBPyConnection, grid: bool) -> None:
-    """From a relation `outcomes(shoe_id, round, outcome)`, create temp tables:
-    big_road and derived (logical columns and rows), and with `grid` bead_plate and the drawing
-    position of every big-road and derived-road entry (road_grid)."""
+    """From a relation `outcomes(shoe_id, round, outcome)`, create temp tables: big_road (logical
+    columns and rows) and derived; with `grid`, the derived roads' logical columns and rows, bead_plate
+    and the drawing position of every big-road and derived-road entry (road_grid); without, the derived
+    roads' marks alone (road_derived.sql), all the road statistics count."""
     con.execute(f"CREATE OR REPLACE TEMP VIEW marks AS {sql('road_big_road')}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE big_road AS {sql('road_logical')}")
+    if not grid:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE derived AS {sql('road_derived')}")
+        return
     con.execute(f"CREATE OR REPLACE TEMP VIEW marks AS {sql('road_derived')}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE derived AS {sql('road_logical')}")
-    if grid:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE bead_plate AS {sql('road_bead_plate')}")
-        con.execute("""CREATE OR REPLACE TEMP VIEW logical AS
-                       SELECT road, shoe_id, seq, col, row FROM big_road
-                       UNION ALL SELECT road, shoe_id, seq, col, row FROM derived""")
-        con.execute(f"CREATE OR REPLACE TEMP TABLE road_grid AS {sql('road_grid')}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE bead_plate AS {sql('road_bead_plate')}")
+    con.execute("""CREATE OR REPLACE TEMP VIEW logical AS
+                   SELECT road, shoe_id, seq, col, row FROM big_road
+                   UNION ALL SELECT road, shoe_id, seq, col, row FROM derived""")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE road_grid AS {sql('road_grid')}")
 
 
 def road_cells(con: duckdb.DuckDBPyConnection) -> pa.Table:

@@ -45,35 +45,37 @@ def big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
     return _logical(entries)
 
 
-def _compared(lengths: pl.LazyFrame) -> pl.LazyFrame:
-    """road_derived.sql's `compared`: per column c and road k, the lengths of columns c-1,
-    c-1-k and c-k of the same shoe (null if none)."""
-    back = lambda columns: pl.col("length").shift(columns).over("shoe_id", order_by="col")  # noqa: E731
-    return pl.concat([
-        lengths.select("shoe_id", "col", road=pl.lit(road, pl.String), k=pl.lit(k, pl.Int32),
-                       before=back(1), compared=back(k + 1), back=back(k))
-        for road, k in zip(DERIVED_ROADS, (1, 2, 3))
-    ])
-
-
 def derived(big_road: pl.LazyFrame) -> pl.LazyFrame:
     """road_derived.sql then road_logical.sql: big eye boy, small road, cockroach pig (k = 1, 2, 3)."""
+    return _logical(derived_marks(big_road))
+
+
+def _behind(big_road: pl.LazyFrame) -> pl.LazyFrame:
+    """road_derived.sql's `behind`: per column c, the lengths l1..l4 of columns c-1..c-4 of the same shoe
+    (null if none) and start1..start3, the seq after the first entry of columns 1..3 (null if none)."""
     lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32), first_seq=pl.col("seq").min())
-    starts = pl.concat([lengths.filter(pl.col("col") == k).select(
-        "shoe_id", road=pl.lit(road, pl.String), first_entry=pl.col("first_seq") + 1)
-        for road, k in zip(DERIVED_ROADS, (1, 2, 3))])
-    row, entry_seq = pl.col("row"), pl.col("entry_seq")
-    entries = (big_road.select("shoe_id", entry_seq=pl.col("seq"), col="col", row="row")
-               .join(_compared(lengths), on=["shoe_id", "col"])
-               .join(starts, on=["shoe_id", "road"])
-               .filter(entry_seq >= pl.col("first_entry")))
-    mark = (pl.when(row == 0).then(pl.when(pl.col("before") == pl.col("compared")).then(pl.lit("red"))
-                                   .otherwise(pl.lit("blue")))
-            .when(pl.col("back") == row).then(pl.lit("blue"))
-            .otherwise(pl.lit("red")))
-    marks = entries.select("road", "shoe_id", (entry_seq - pl.col("first_entry")).cast(pl.Int32).alias("seq"),
-                           "entry_seq", mark.alias("mark"))
-    return _logical(marks)
+    back = [pl.col("length").shift(n).over("shoe_id", order_by="col").alias(f"l{n}") for n in range(1, 5)]
+    starts = [(pl.col("first_seq").filter(pl.col("col") == k).min() + 1).over("shoe_id").alias(f"start{k}")
+              for k in (1, 2, 3)]
+    return lengths.select("shoe_id", "col", *back, *starts)
+
+
+def derived_marks(big_road: pl.LazyFrame) -> pl.LazyFrame:
+    """road_derived.sql: the marks of big eye boy, small road and cockroach pig (k = 1, 2, 3)."""
+    entries = big_road.select("shoe_id", "seq", "col", "row").join(_behind(big_road), on=["shoe_id", "col"])
+    row = pl.col("row")
+
+    def marks(road: str, k: int) -> pl.LazyFrame:
+        first_entry = pl.col(f"start{k}")
+        mark = (pl.when(row == 0).then(pl.when(pl.col("l1") == pl.col(f"l{k + 1}")).then(pl.lit("red"))
+                                       .otherwise(pl.lit("blue")))
+                .when(pl.col(f"l{k}") == row).then(pl.lit("blue"))
+                .otherwise(pl.lit("red")))
+        return entries.filter(pl.col("seq") >= first_entry).select(
+            pl.lit(road, pl.String).alias("road"), "shoe_id", (pl.col("seq") - first_entry).cast(pl.Int32).alias("seq"),
+            entry_seq="seq", mark=mark)
+
+    return pl.concat([marks(road, k) for road, k in zip(DERIVED_ROADS, (1, 2, 3))])
 
 
 def bead_plate(outcomes: pl.LazyFrame) -> pl.LazyFrame:

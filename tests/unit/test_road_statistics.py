@@ -3,6 +3,7 @@ merged (pipeline/marts/partials.py), against a count in plain Python over the ro
 once: the marks, the logical column lengths, and what followed each condition."""
 
 from collections import Counter
+from itertools import groupby
 from math import sqrt
 import random
 
@@ -60,16 +61,16 @@ def counted() -> dict[str, Counter]:
     """From the roads of every shoe: marks and column lengths per road; per condition and pattern, the
     entries it was seen before and how many of those were B."""
     con = roads(0, SHOES)
-    big = con.sql("SELECT shoe_id, seq, col, mark FROM big_road ORDER BY shoe_id, seq").fetchall()
-    derived = con.sql("SELECT road, shoe_id, col, entry_seq, mark FROM derived").fetchall()
-    marks, columns = Counter(("big_road", mark) for *_, mark in big), Counter()
+    big = con.sql("SELECT shoe_id, seq, mark FROM big_road ORDER BY shoe_id, seq").fetchall()
+    derived = con.sql("SELECT road, shoe_id, entry_seq, mark FROM derived ORDER BY road, shoe_id, seq").fetchall()
+    marks = Counter(("big_road", mark) for *_, mark in big)
     marks.update((road, mark) for road, *_, mark in derived)
-    columns.update(Counter(("big_road", shoe, col) for shoe, _, col, _ in big))
-    columns.update(Counter((road, shoe, col) for road, shoe, col, _, _ in derived))
-    lengths = Counter((road, length) for (road, *_), length in columns.items())
+    # a logical column is a run of one mark in order, within one road of one shoe
+    runs = groupby([("big_road", shoe, mark) for shoe, _, mark in big] + [(road, shoe, mark) for road, shoe, _, mark in derived])
+    lengths = Counter((road, len(list(run))) for (road, _, _), run in runs)
     seen, banker = Counter(), Counter()
     by_shoe: dict[int, list[str]] = {}
-    for shoe, _, _, mark in big:
+    for shoe, _, mark in big:
         by_shoe.setdefault(shoe, []).append(mark)
     for results in by_shoe.values():
         for i, mark in enumerate(results):
@@ -77,7 +78,7 @@ def counted() -> dict[str, Counter]:
                 key = (f"last_{k}", "".join(results[i - k:i]))
                 seen[key] += 1
                 banker[key] += mark == "B"
-    for road, shoe, _, entry_seq, mark in derived:
+    for road, shoe, entry_seq, mark in derived:
         if entry_seq + 1 < len(by_shoe[shoe]):
             seen[road, mark] += 1
             banker[road, mark] += by_shoe[shoe][entry_seq + 1] == "B"

@@ -13,32 +13,34 @@
 WITH lengths AS (
     SELECT shoe_id, col, count(*) AS length, min(seq) AS first_seq FROM big_road GROUP BY ALL
 ),
+-- For every column c: the lengths of columns c-1 .. c-4 (null if none), and where each road starts in
+-- its shoe (start<k>: the big-road seq after the first entry of column k; null if the shoe has none).
+behind AS (
+    SELECT shoe_id, col,
+           lag(length, 1) OVER w AS l1, lag(length, 2) OVER w AS l2,
+           lag(length, 3) OVER w AS l3, lag(length, 4) OVER w AS l4,
+           min(first_seq) FILTER (WHERE col = 1) OVER s + 1 AS start1,
+           min(first_seq) FILTER (WHERE col = 2) OVER s + 1 AS start2,
+           min(first_seq) FILTER (WHERE col = 3) OVER s + 1 AS start3
+    FROM lengths
+    WINDOW w AS (PARTITION BY shoe_id ORDER BY col), s AS (PARTITION BY shoe_id)
+),
 roads(road, k) AS (
     VALUES ('big_eye_boy', 1), ('small_road', 2), ('cockroach_pig', 3)
 ),
--- Where each road starts in each shoe: the big-road seq of its first entry.
-starts AS (
-    SELECT r.road, l.shoe_id, l.first_seq + 1 AS first_entry
-    FROM lengths AS l
-    JOIN roads AS r ON l.col = r.k
-),
--- For every column c and road k: the lengths of columns c-1, c-1-k and c-k (null if none).
+-- Every big-road entry once per road, with the lengths road k compares: c-1, c-1-k and c-k.
 compared AS (
-    SELECT l.shoe_id, l.col, r.road,
-           lag(l.length, 1) OVER w AS before,
-           CASE r.k WHEN 1 THEN lag(l.length, 2) OVER w WHEN 2 THEN lag(l.length, 3) OVER w
-                    ELSE lag(l.length, 4) OVER w END AS compared,
-           CASE r.k WHEN 1 THEN lag(l.length, 1) OVER w WHEN 2 THEN lag(l.length, 2) OVER w
-                    ELSE lag(l.length, 3) OVER w END AS back
-    FROM lengths AS l
+    SELECT r.road, e.shoe_id, e.seq, e.row, b.l1 AS before,
+           CASE r.k WHEN 1 THEN b.l2 WHEN 2 THEN b.l3 ELSE b.l4 END AS compared,
+           CASE r.k WHEN 1 THEN b.l1 WHEN 2 THEN b.l2 ELSE b.l3 END AS back,
+           CASE r.k WHEN 1 THEN b.start1 WHEN 2 THEN b.start2 ELSE b.start3 END AS first_entry
+    FROM big_road AS e
+    JOIN behind AS b USING (shoe_id, col)
     CROSS JOIN roads AS r
-    WINDOW w AS (PARTITION BY r.road, l.shoe_id ORDER BY l.col)
 )
-SELECT c.road, e.shoe_id, CAST(e.seq - s.first_entry AS INTEGER) AS seq, e.seq AS entry_seq,
-       CASE WHEN e.row = 0 THEN CASE WHEN c.before = c.compared THEN 'red' ELSE 'blue' END
-            WHEN c.back = e.row THEN 'blue'
+SELECT road, shoe_id, CAST(seq - first_entry AS INTEGER) AS seq, seq AS entry_seq,
+       CASE WHEN row = 0 THEN CASE WHEN before = compared THEN 'red' ELSE 'blue' END
+            WHEN back = row THEN 'blue'
             ELSE 'red' END AS mark
-FROM big_road AS e
-JOIN compared AS c ON c.shoe_id = e.shoe_id AND c.col = e.col
-JOIN starts AS s ON s.road = c.road AND s.shoe_id = e.shoe_id
-WHERE e.seq >= s.first_entry
+FROM compared
+WHERE seq >= first_entry
