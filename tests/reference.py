@@ -172,3 +172,23 @@ def reference_net(kind: str, terms, player: list[int], banker: list[int]) -> Dec
         "perfect_pair": player[0] == player[1] or banker[0] == banker[1],
     }[kind]
     return pays if wins else lose
+
+
+def big_road_places(results: str) -> list[tuple[int, int]]:
+    """Each round's (big_road_column, streak_index), as the rounds contract defines them: a Banker or
+    Player result's logical column on the big road (a new one whenever the winner changes) and its row
+    in it, ties not breaking a streak; a tie's column is that of the entry it is marked on (0 before the
+    first result) and its index is its place among consecutive ties, from 0."""
+    places, column, row, tie_run, winner, previous = [], 0, 0, 0, None, None
+    for result in results:
+        if result == "T":
+            tie_run = tie_run + 1 if previous == "T" else 0
+            places.append((column, tie_run))
+        else:
+            same = result == winner
+            column += winner is not None and not same
+            row = row + 1 if same else 0
+            places.append((column, row))
+            winner = result
+        previous = result
+    return places

@@ -69,7 +69,7 @@ def road_cells(engine: Engine, outcomes: pa.Table) -> pa.Table:
         con = duckdb.connect()
         con.execute("SET enable_progress_bar = false")  # stderr carries errors only
         con.register("outcomes", outcomes)
-        build_roads(con, grid=True)
+        build_roads(con)
         return cells(con)
     import polars as pl
 

@@ -9,10 +9,11 @@ from pipeline.marts.inputs import MARTS, RunInput
 from pipeline.marts.partials import Family, ShoeRange, marts_family
 from pipeline.marts.publish import PER_SHOE_MARTS, write_part
 from pipeline.marts.range_views import range_connection, rounds_views
-from pipeline.marts.roads_duckdb import build_roads, road_cells, sql
+from pipeline.marts.roads_duckdb import build_road_statistics, build_roads, road_cells, sql
 
 RANGE_PARTIALS = ("outcome_totals", "longest_counts", "sessions", "session_edges", "running_nets", "round_groups")
 ROAD_PARTIALS = ("road_shoes", "road_marks", "road_columns", "road_conditions")  # over the roads of a range
+PLACED = ", big_road_column, streak_index"  # each round's place on the big road (road_big_road_placed.sql)
 FINAL_PREPARED = ("round_histogram", "session_histogram")  # prep_*.sql over the merged partials
 
 
@@ -28,8 +29,8 @@ def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_
     tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
     tables["opening"] = con.sql("FROM opening").to_arrow_table()
     tables["road_outcomes"] = con.sql(f"FROM ({_outcomes(road_cells_shoes)})").to_arrow_table()
-    con.execute(f"CREATE TEMP VIEW outcomes AS {_outcomes(road_stats_shoes)}")
-    build_roads(con, grid=False)
+    con.execute(f"CREATE TEMP VIEW outcomes AS {_outcomes(road_stats_shoes, PLACED)}")
+    build_road_statistics(con)
     tables |= {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in ROAD_PARTIALS}
     for name in PER_SHOE_MARTS:
         tables[name] = write_part(run, name, con.sql(sql(name)).to_arrow_table(), shoes.file_name())
@@ -37,9 +38,10 @@ def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_
     return tables
 
 
-def _outcomes(first_shoes: int) -> str:
-    """The outcomes of the range's shoes among the run's first `first_shoes` (0: every shoe)."""
-    return "SELECT shoe_id, round, outcome FROM rounds" + (f" WHERE shoe_id < {int(first_shoes)}" if first_shoes else "")
+def _outcomes(first_shoes: int, columns: str = "") -> str:
+    """The outcomes of the range's shoes among the run's first `first_shoes` (0: every shoe), with `columns`."""
+    where = f" WHERE shoe_id < {int(first_shoes)}" if first_shoes else ""
+    return f"SELECT shoe_id, round, outcome{columns} FROM rounds{where}"
 
 
 def finals(run: RunInput, merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
@@ -52,7 +54,7 @@ def finals(run: RunInput, merged: dict[str, pa.Table]) -> dict[str, pa.Table]:
     for name in ("exact_outcomes", "exact_bets", "checkpoints"):
         con.register(name, getattr(run, name)())
     con.execute("CREATE TEMP VIEW outcomes AS FROM road_outcomes")
-    build_roads(con, grid=True)
+    build_roads(con)
     tables = {"road_cells": road_cells(con)}
     for name in FINAL_PREPARED:
         con.execute(f"CREATE TEMP TABLE {name} AS {sql('prep_' + name)}")

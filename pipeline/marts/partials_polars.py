@@ -13,6 +13,7 @@ from pipeline.schemas import SHOE_TOTALS
 
 SESSION = pl.Decimal(18, 2)  # prep_sessions.sql: CAST(net AS DECIMAL(18, 2))
 SIZES = (100, 1000)  # prep_blocks.sql: rounds per block
+PLACED = ("big_road_column", "streak_index")  # each round's place on the big road (road_big_road_placed.sql)
 
 
 def nets_of(frame: pl.LazyFrame) -> list[str]:
@@ -132,8 +133,9 @@ def road_conditions(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFra
 
 def road_partials(outcomes: pl.LazyFrame) -> dict[str, pl.LazyFrame]:
     """prep_road_shoes.sql, prep_road_marks.sql, prep_road_columns.sql and prep_road_conditions.sql over
-    the roads of `outcomes`."""
-    big = roads_polars.big_road(outcomes).collect().lazy()
+    the roads of `outcomes` (shoe_id, round, outcome, big_road_column, streak_index: rounds, which carry
+    their place on the big road)."""
+    big = roads_polars.placed_big_road(outcomes).collect().lazy()
     der = roads_polars.derived_marks(big).collect().lazy()
     return {"road_shoes": big.select(shoes=pl.col("shoe_id").n_unique().cast(pl.Int64)),
             "road_marks": _entries(big, der, "road", "mark").group_by("road", "mark").agg(count=pl.len().cast(pl.Int64)),
@@ -189,7 +191,7 @@ def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_
         "opening": (range_scan(opening, shoes, options, run_row=True) if opening else rounds.head(0))
         .filter(pl.col("run_row") < OPENING_ROUNDS).select("run_row", *nets),
         "road_outcomes": _first_shoes(outcomes, road_cells_shoes),
-        **road_partials(_first_shoes(outcomes, road_stats_shoes)),
+        **road_partials(_first_shoes(rounds.select("shoe_id", "round", "outcome", *PLACED), road_stats_shoes)),
     }
     # Each scan of every round runs alone on the streaming engine: collected together, queries
     # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).

@@ -13,16 +13,12 @@ def sql(name: str) -> str:
     return files("pipeline.marts").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
 
 
-def build_roads(con: duckdb.DuckDBPyConnection, grid: bool) -> None:
-    """From a relation `outcomes(shoe_id, round, outcome)`, create temp tables: big_road (logical
-    columns and rows) and derived; with `grid`, the derived roads' logical columns and rows, bead_plate
-    and the drawing position of every big-road and derived-road entry (road_grid); without, the derived
-    roads' marks alone (road_derived.sql), all the road statistics count."""
+def build_roads(con: duckdb.DuckDBPyConnection) -> None:
+    """From a relation `outcomes(shoe_id, round, outcome)`, create temp tables: big_road and derived
+    (logical columns and rows), bead_plate and the drawing position of every big-road and derived-road
+    entry (road_grid)."""
     con.execute(f"CREATE OR REPLACE TEMP VIEW marks AS {sql('road_big_road')}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE big_road AS {sql('road_logical')}")
-    if not grid:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE derived AS {sql('road_derived')}")
-        return
     con.execute(f"CREATE OR REPLACE TEMP VIEW marks AS {sql('road_derived')}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE derived AS {sql('road_logical')}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE bead_plate AS {sql('road_bead_plate')}")
@@ -32,8 +28,16 @@ def build_roads(con: duckdb.DuckDBPyConnection, grid: bool) -> None:
     con.execute(f"CREATE OR REPLACE TEMP TABLE road_grid AS {sql('road_grid')}")
 
 
+def build_road_statistics(con: duckdb.DuckDBPyConnection) -> None:
+    """From a relation `outcomes(shoe_id, round, outcome, big_road_column, streak_index)` (rounds, which
+    carry their place on the big road), create temp tables big_road (road_big_road_placed.sql) and
+    derived, the derived roads' marks: all the road statistics (prep_road_*.sql) count."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE big_road AS {sql('road_big_road_placed')}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE derived AS {sql('road_derived')}")
+
+
 def road_cells(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    """Every cell of the five roads (after build_roads with grid), in a fixed order."""
+    """Every cell of the five roads (after build_roads), in a fixed order."""
     order = " ".join(f"WHEN '{road}' THEN {i}" for i, road in enumerate(ROADS))
     return con.sql(f"""
         SELECT road, shoe_id, seq, seq // 6 AS col, seq % 6 AS row, seq // 6 AS draw_col,

@@ -50,6 +50,20 @@ def derived(big_road: pl.LazyFrame) -> pl.LazyFrame:
     return _logical(derived_marks(big_road))
 
 
+def placed_big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
+    """road_big_road_placed.sql: the big road of rounds that carry their place on it (big_road_column,
+    streak_index), but for the ties; `seq` its column's first seq plus its row."""
+    entries = outcomes.filter(pl.col("outcome") != "T").select(
+        pl.col("shoe_id").cast(pl.Int64), "round", mark=pl.col("outcome").cast(pl.String),
+        col=pl.col("big_road_column").cast(pl.Int32), row=pl.col("streak_index").cast(pl.Int32))
+    lengths = entries.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32))
+    starts = lengths.select("shoe_id", "col", first_seq=(pl.col("length").cum_sum() - pl.col("length"))
+                            .over("shoe_id", order_by="col"))
+    return entries.join(starts, on=["shoe_id", "col"]).select(
+        pl.lit("big_road", pl.String).alias("road"), "shoe_id", seq=pl.col("first_seq") + pl.col("row"),
+        round="round", mark="mark", col="col", row="row")
+
+
 def _behind(big_road: pl.LazyFrame) -> pl.LazyFrame:
     """road_derived.sql's `behind`: per column c, the lengths l1..l4 of columns c-1..c-4 of the same shoe
     (null if none) and start1..start3, the seq after the first entry of columns 1..3 (null if none)."""

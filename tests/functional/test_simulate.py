@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from spark_jobs import read_table, simulate
 from polars.testing import assert_frame_equal
-from reference import card_value, reference_net, reference_round
+from reference import big_road_places, card_value, reference_net, reference_round
 
 from pipeline.exact import exact_odds
 from pipeline.jobs import already_committed, run_job
@@ -112,19 +112,9 @@ def test_each_shoe_is_dealt_in_order_from_its_own_shuffle(small_runs, rules):
         assert shoe["cards_burned"] == (card_value(cards[0]) or 10)
         cut_round = None
         used = Counter(cards[:position])
-        column, road_row, tie_run, previous_winner, previous = 0, 0, 0, None, None
-        for row in dealt.iter_rows(named=True):
-            if row["outcome"] == "T":
-                tie_run = tie_run + 1 if previous == "T" else 0
-                streak = tie_run
-            else:
-                same = row["outcome"] == previous_winner
-                column += previous_winner is not None and not same
-                road_row = road_row + 1 if same else 0
-                streak = road_row
-                previous_winner = row["outcome"]
-            previous = row["outcome"]
-            assert (row["big_road_column"], row["streak_index"]) == (column, streak)
+        places = big_road_places("".join(dealt["outcome"]))
+        for row, place in zip(dealt.iter_rows(named=True), places, strict=True):
+            assert (row["big_road_column"], row["streak_index"]) == place
             player, banker = hands(row)
             in_order = [player[0], banker[0], player[1], banker[1]] + player[2:] + banker[2:]
             assert row["cards_left"] == rule_set.cards - position

@@ -11,6 +11,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 import pytest
+from reference import big_road_places
 
 from pipeline.marts import marts_polars, partials_polars, roads_duckdb
 from pipeline.marts.marts_duckdb import ROAD_PARTIALS
@@ -21,17 +22,22 @@ SHOES, RANGES = 45, ((0, 7), (7, 30), (30, 45))
 
 
 def outcomes(first: int, last: int) -> pa.Table:
-    rows = [(shoe, n, outcome) for shoe in range(first, last)
-            for n, outcome in enumerate(random.Random(shoe).choices("BPT", [0.46, 0.45, 0.09], k=70), 1)]
-    shoe_ids, rounds, results = zip(*rows)
+    """Shoes [first, last) of 70 random results, as rounds: with each round's place on the big road."""
+    rows = []
+    for shoe in range(first, last):
+        results = "".join(random.Random(shoe).choices("BPT", [0.46, 0.45, 0.09], k=70))
+        places = big_road_places(results)
+        rows += [(shoe, n, result, *place) for n, (result, place) in enumerate(zip(results, places), 1)]
+    shoe_ids, rounds, results, columns, streaks = zip(*rows)
     return pa.table({"shoe_id": pa.array(shoe_ids, pa.int64()), "round": pa.array(rounds, pa.int16()),
-                     "outcome": list(results)})
+                     "outcome": list(results), "big_road_column": pa.array(columns, pa.int16()),
+                     "streak_index": pa.array(streaks, pa.int16())})
 
 
 def roads(first: int, last: int) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.register("outcomes", outcomes(first, last))
-    roads_duckdb.build_roads(con, grid=False)
+    roads_duckdb.build_road_statistics(con)
     return con
 
 

@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings, strategies as st
 from polars.testing import assert_frame_equal
+from reference import big_road_places
 
 from pipeline.marts import roads_duckdb, roads_polars
 
@@ -23,7 +24,7 @@ def outcomes(shoes: dict[int, str]) -> pl.DataFrame:
 def duckdb_roads(frame: pl.DataFrame) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.register("outcomes", frame.to_arrow())
-    roads_duckdb.build_roads(con, grid=True)
+    roads_duckdb.build_roads(con)
     return con
 
 
@@ -102,6 +103,30 @@ shoes = st.dictionaries(st.integers(-(2**40), 2**40), st.one_of(shoe, streaky), 
 @given(shoes)
 def test_parity_random_shoes(shoes):
     assert_same_cells(outcomes(shoes))
+
+
+def placed(frame: pl.DataFrame) -> pl.DataFrame:
+    """outcomes with each round's place on the big road, as the rounds carry it (reference.big_road_places)."""
+    by_shoe = frame.sort("shoe_id", "round").partition_by("shoe_id", maintain_order=True)
+    places = [place for shoe in by_shoe for place in big_road_places("".join(shoe["outcome"]))]
+    return frame.sort("shoe_id", "round").with_columns(
+        big_road_column=pl.Series([column for column, _ in places], dtype=pl.Int16),
+        streak_index=pl.Series([index for _, index in places], dtype=pl.Int16))
+
+
+@settings(max_examples=60, deadline=None)
+@given(shoes)
+def test_the_big_road_from_the_rounds_places_is_the_big_road_of_their_outcomes(shoes):
+    frame = placed(outcomes(shoes))
+    con = duckdb_roads(frame)
+    expected = pl.from_arrow(con.sql("SELECT road, shoe_id, seq, round, mark, col, row FROM big_road").to_arrow_table())
+    roads_duckdb.build_road_statistics(con)
+    from_duckdb = pl.from_arrow(con.sql("FROM big_road").to_arrow_table())
+    from_polars = roads_polars.placed_big_road(frame.lazy()).collect()
+    key = ["shoe_id", "seq"]
+    for ours in (from_duckdb, from_polars):
+        assert_frame_equal(ours.sort(key), expected.sort(key), check_dtypes=False)
+    assert from_polars.schema == from_duckdb.schema
 
 
 @settings(max_examples=60, deadline=None)
