@@ -94,14 +94,12 @@ def _entries(big_road: pl.LazyFrame, derived: pl.LazyFrame, *columns: str) -> pl
 
 def column_lengths(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
     """prep_road_columns.sql: how many logical columns of each length each road has; a derived road's
-    columns are its runs of one colour in seq order (each road sorted by shoe and seq, a run starting
-    where the mark or the shoe changes)."""
-    starts = ((pl.col("mark") != pl.col("mark").shift()) | (pl.col("shoe_id") != pl.col("shoe_id").shift()))
-    runs = [derived.filter(pl.col("road") == road).sort("shoe_id", "seq")
-            .with_columns(run=starts.fill_null(True).cum_sum()).group_by("road", "run").agg(length=pl.len())
-            for road in roads_polars.DERIVED_ROADS]
+    columns are its runs of one colour in seq order (`derived` as roads_polars.derived_marks gives it,
+    road after road in shoe and seq order: a run starts where the mark, the shoe or the road changes)."""
+    starts = pl.any_horizontal(pl.col(name) != pl.col(name).shift() for name in ("mark", "shoe_id", "road"))
+    runs = derived.with_columns(run=starts.fill_null(True).cum_sum()).group_by("road", "run").agg(length=pl.len())
     columns = pl.concat([big_road.group_by("road", "shoe_id", "col").agg(length=pl.len()).select("road", "length"),
-                         *(frame.select("road", "length") for frame in runs)])
+                         runs.select("road", "length")])
     return columns.group_by("road", pl.col("length").cast(pl.Int64)).agg(columns=pl.len().cast(pl.Int64))
 
 
@@ -121,12 +119,10 @@ def road_conditions(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFra
                     pattern=pl.concat_str([pl.col(f"m{j}") for j in range(k, 0, -1)]),
                     **{name: name for name in counts})
             for k in range(1, 5)]
-    following = big_road.select("shoe_id", "seq", next_mark="mark")
-    by_roads = (derived.select("shoe_id", "road", pattern="mark", seq=pl.col("entry_seq") + 1)
-                .join(following, on=["shoe_id", "seq"])
-                .group_by("road", "pattern")
+    by_roads = (derived.filter(pl.col("next_mark").is_not_null())
+                .group_by("road", "mark")
                 .agg(**counts | {"next_banker": (pl.col("next_mark") == "B").sum().cast(pl.Int64)})
-                .select(condition="road", pattern="pattern", **{name: name for name in counts}))
+                .select(condition="road", pattern="mark", **{name: name for name in counts}))
     return pl.concat([*last, by_roads]).group_by("condition", "pattern").agg(
         pl.col("observations").sum(), pl.col("next_banker").sum())
 

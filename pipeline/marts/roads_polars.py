@@ -65,19 +65,25 @@ def placed_big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _behind(big_road: pl.LazyFrame) -> pl.LazyFrame:
-    """road_derived.sql's `behind`: per column c, the lengths l1..l4 of columns c-1..c-4 of the same shoe
-    (null if none) and start1..start3, the seq after the first entry of columns 1..3 (null if none)."""
+    """road_derived.sql's `behind`: per column c, its length l0, the lengths l1..l4 of columns c-1..c-4 of
+    the same shoe (null if none), whether it is the shoe's last, and start1..start3, the seq after the
+    first entry of columns 1..3 (null if none)."""
     lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32), first_seq=pl.col("seq").min())
     back = [pl.col("length").shift(n).over("shoe_id", order_by="col").alias(f"l{n}") for n in range(1, 5)]
     starts = [(pl.col("first_seq").filter(pl.col("col") == k).min() + 1).over("shoe_id").alias(f"start{k}")
               for k in (1, 2, 3)]
-    return lengths.select("shoe_id", "col", *back, *starts)
+    last_column = (pl.col("col") == pl.col("col").max().over("shoe_id")).alias("last_column")
+    return lengths.select("shoe_id", "col", pl.col("length").alias("l0"), last_column, *back, *starts)
 
 
 def derived_marks(big_road: pl.LazyFrame) -> pl.LazyFrame:
-    """road_derived.sql: the marks of big eye boy, small road and cockroach pig (k = 1, 2, 3)."""
-    entries = big_road.select("shoe_id", "seq", "col", "row").join(_behind(big_road), on=["shoe_id", "col"])
-    row = pl.col("row")
+    """road_derived.sql: the marks of big eye boy, small road and cockroach pig (k = 1, 2, 3), each with the
+    big road's next result (next_mark); road after road, each in shoe and seq order."""
+    entries = (big_road.select("shoe_id", "seq", "col", "row", "mark").sort("shoe_id", "seq")
+               .join(_behind(big_road), on=["shoe_id", "col"], maintain_order="left"))
+    row, entry_mark = pl.col("row"), pl.col("mark")
+    next_mark = (pl.when(row + 1 < pl.col("l0")).then(entry_mark)
+                 .when(~pl.col("last_column")).then(pl.when(entry_mark == "B").then(pl.lit("P")).otherwise(pl.lit("B"))))
 
     def marks(road: str, k: int) -> pl.LazyFrame:
         first_entry = pl.col(f"start{k}")
@@ -87,7 +93,7 @@ def derived_marks(big_road: pl.LazyFrame) -> pl.LazyFrame:
                 .otherwise(pl.lit("red")))
         return entries.filter(pl.col("seq") >= first_entry).select(
             pl.lit(road, pl.String).alias("road"), "shoe_id", (pl.col("seq") - first_entry).cast(pl.Int32).alias("seq"),
-            entry_seq="seq", mark=mark)
+            entry_seq="seq", mark=mark, next_mark=next_mark)
 
     return pl.concat([marks(road, k) for road, k in zip(DERIVED_ROADS, (1, 2, 3))])
 

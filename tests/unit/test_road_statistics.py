@@ -52,9 +52,10 @@ def duckdb_statistics() -> dict[str, list[dict]]:
 
 
 def polars_statistics() -> dict[str, list[dict]]:
+    shuffled = [pl.from_arrow(outcomes(*shoes)).sample(fraction=1.0, shuffle=True, seed=7) for shoes in RANGES]
     parts = [{name: partials_polars.arrow_table(frame.collect())
-              for name, frame in partials_polars.road_partials(pl.from_arrow(outcomes(*shoes)).lazy()).items()}
-             for shoes in RANGES]
+              for name, frame in partials_polars.road_partials(rounds.lazy()).items()}
+             for rounds in shuffled]
     merged = {name: pl.from_arrow(merge(MERGED[name], [part[name] for part in parts])).lazy() for name in ROAD_PARTIALS}
     marts = {"road_colours": marts_polars.road_colours(merged["road_marks"], merged["road_shoes"]),
              "road_column_lengths": marts_polars.road_column_lengths(merged["road_columns"], merged["road_shoes"]),

@@ -1,8 +1,9 @@
 -- Each condition's observations in a range and how many of them the next big-road result was B
 -- (input: big_road and derived of the shoes its road statistics cover). Conditions: last_k, the k
 -- results before the entry (ties skipped, oldest first, in the same shoe); big_eye_boy, small_road,
--- cockroach_pig: the mark that road gave the entry before. A partial (pipeline/marts/partials.py)
--- that merges by summing `observations` and `next_banker`. Feeds road_patterns.
+-- cockroach_pig: the mark that road gave the entry before (beside it in derived, the next result,
+-- next_mark). A partial (pipeline/marts/partials.py) that merges by summing `observations` and
+-- `next_banker`. Feeds road_patterns.
 WITH previous AS (
     SELECT shoe_id, seq, mark,
            lag(mark, 1) OVER w AS m1, lag(mark, 2) OVER w AS m2,
@@ -16,9 +17,7 @@ conditions AS (
     UNION ALL SELECT 'last_3', m3 || m2 || m1, mark FROM previous WHERE m3 IS NOT NULL
     UNION ALL SELECT 'last_4', m4 || m3 || m2 || m1, mark FROM previous WHERE m4 IS NOT NULL
     UNION ALL
-    SELECT d.road, d.mark, b.mark
-    FROM derived AS d
-    JOIN big_road AS b ON b.shoe_id = d.shoe_id AND b.seq = d.entry_seq + 1
+    SELECT road, mark, next_mark FROM derived WHERE next_mark IS NOT NULL
 )
 SELECT condition, pattern, count(*) AS observations, count_if(mark = 'B') AS next_banker
 FROM conditions
