@@ -97,10 +97,13 @@ shoe = st.text(alphabet="BPT", min_size=0, max_size=120)
 streaky = st.lists(st.tuples(st.sampled_from("BPT"), st.integers(1, 14)), max_size=16).map(
     lambda runs: "".join(outcome * n for outcome, n in runs)[:120])
 shoes = st.dictionaries(st.integers(-(2**40), 2**40), st.one_of(shoe, streaky), min_size=1, max_size=4)
+# Building both engines' roads costs about 0.1 s whatever the shoes (DuckDB's connection and SQL, Polars'
+# plan), so the parity test takes twice the shoes per example in half the examples: as many shoes checked.
+more_shoes = st.dictionaries(st.integers(-(2**40), 2**40), st.one_of(shoe, streaky), min_size=1, max_size=8)
 
 
-@settings(max_examples=60, deadline=None)
-@given(shoes)
+@settings(max_examples=30, deadline=None)
+@given(more_shoes)
 def test_parity_random_shoes(shoes):
     assert_same_cells(outcomes(shoes))
 
