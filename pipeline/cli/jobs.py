@@ -239,7 +239,8 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
 
     forgotten = forget_replaced_run(out, run_id)
     where = shlex.join(["--run-id", run_id, "--out", out.uri])
-    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts {where}`")
+    print(f"the marts of the replaced run {run_id!r} are removed: until `baccarat marts {where}` builds the new "
+          "run's, the warehouse leaves the run out (its rounds and shoes views too) and `baccarat runs` says so")
     if forgotten.round_ev:
         print(f"its exact odds before each round are removed: run `baccarat composition {where}`")
     if forgotten.sessions:
