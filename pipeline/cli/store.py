@@ -121,7 +121,7 @@ def docs(
 ) -> None:
     """Generate the data dictionary (docs/tables.md) from the contracts in schemas/; --check: it is current,
     and every link and `baccarat` command in README.md and docs/ resolves."""
-    from pipeline.dictionary import write_dictionary
+    from pipeline.dictionary import TITLE, write_dictionary
 
     if path is None and not CLONE_DICTIONARY.parent.is_dir():
         raise BaccaratError(f"no {CLONE_DICTIONARY.parent}/ folder in {Path.cwd()}: `baccarat docs` works on a clone's "
@@ -131,7 +131,7 @@ def docs(
         _check_documents(path)
         return
     try:
-        written = write_dictionary(output_file(path, "--path"))
+        written = write_dictionary(output_file(path, "--path", f"# {TITLE}\n".encode()))
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
     print(f"{path} {'written' if written else 'already up to date'}")
