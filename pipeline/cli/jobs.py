@@ -361,7 +361,9 @@ def run(
     if load_rule_set(rules).two_hands is not None:
         raise BaccaratError("the marts and the report read one-hand rounds (OUT/rounds): deal baccarat banque with "
                             "`baccarat simulate --rules banque` (OUT/banque_rounds)")
-    warehouse = warehouse or out.warehouse_path()
+    from pipeline.marts.publish import check_warehouse_path
+
+    warehouse = check_warehouse_path(warehouse or out.warehouse_path())
     run_id = simulate(shoes=shoes, seed=seed, rules=rules, run_id=None, out=out, master=master,
                       partitions=None, overwrite=False)
     marts(out=out, run_id=[run_id], engine=Engine.duckdb, warehouse=warehouse, road_cells_shoes=ROAD_CELLS_SHOES,
