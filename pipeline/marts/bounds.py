@@ -30,12 +30,19 @@ MAX_TIMEOUT = 1_000_000  # seconds, about 11 days; the timer that stops a query 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
+# 1024TiB, beyond any machine: past 2**64 - 1 bytes DuckDB refused to open the warehouse, which read as damaged
+MAX_BYTES = 2**50
+
+
 def size_in_bytes(text: str, name: str) -> int:
-    """'2GB', '512 MiB', '1000000' as bytes; a one-line error for anything else."""
+    """'2GB', '512 MiB', '1000000' as bytes, up to MAX_BYTES; a one-line error for anything else."""
     match = _SIZE.fullmatch(str(text))
     if not match or match.group(2).lower() not in _UNITS or float(match.group(1)) <= 0:
         raise BaccaratError(f"{name} must be a size such as 2GB or 512MiB, not {text!r}")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    if size > MAX_BYTES:
+        raise BaccaratError(f"{name} must be at most 1024TiB, not {text!r}")
+    return size
 
 
 def _positive(text: str, name: str, kind: type) -> int | float:

@@ -2,6 +2,7 @@
 threads with the connection, about 5 ms each here): a bound that is itself unbounded. Threads above
 MAX_THREADS are refused in one line, from the command line and from the environment."""
 
+import duckdb
 import pytest
 
 from pipeline.errors import BaccaratError
@@ -75,3 +76,13 @@ def test_a_temp_folder_inside_the_data_named_a_variable_the_user_had_not_set(cli
     assert (status, out) == (2, "")
     assert err == f"error: the temp folder {tmp_path / 'spill'} (--temp-directory) is inside the data {tmp_path}: " \
                   "give one outside it\n"
+
+
+@pytest.mark.parametrize("option", ["--memory-limit", "--max-temp-directory-size"])
+def test_a_size_past_what_duckdb_takes_said_the_warehouse_was_damaged(cli, tmp_path, option):
+    """`baccarat sql --memory-limit 99999999999TB` exited 1 with 'cannot be opened (Parser Error: Memory value
+    out of range ...): it is damaged or not a warehouse: publish it again': bad input read as damaged data."""
+    duckdb.connect(str(tmp_path / "warehouse.duckdb")).close()
+    status, out, err = cli("sql", "--warehouse", tmp_path / "warehouse.duckdb", option, "99999999999TB", "SELECT 1")
+    assert (status, out, err) == (2, "", f"error: {option} must be at most 1024TiB, not '99999999999TB'\n")
+    assert Bounds.given(memory_limit="1024TiB").memory_limit == 2**50
