@@ -77,12 +77,13 @@ def locate(folder: str, name_or_path: str, noun: str) -> Traversable | UserFile:
     return UserFile(name_or_path, noun)
 
 
-def validation_problems(error) -> str:
+def validation_problems(error, names: dict[tuple, str] | None = None) -> str:
     """A pydantic ValidationError as one line: where, then what, for each of its first MAX_PROBLEMS
-    problems (a file of a few hundred kilobytes can hold hundreds of thousands)."""
+    problems (a file of a few hundred kilobytes can hold hundreds of thousands). `names`: what to call a
+    place given some other way than in the file (an option, `--bankroll 5`), by its key path."""
     problems = []
     for problem in error.errors()[:MAX_PROBLEMS]:
-        where = ".".join(str(part) for part in problem["loc"])
+        where = (names or {}).get(problem["loc"]) or ".".join(str(part) for part in problem["loc"])
         message = problem["msg"].removeprefix("Value error, ")
         problems.append(f"{where}: {message}" if where else message)
     more = error.error_count() - len(problems)

@@ -21,6 +21,9 @@ from pipeline.errors import BaccaratError, WorldFailure
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
 _LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
+# local[N]: the driver's JVM starts thread pools of N threads; at local[99999] it ran out of native threads
+# and the command ended in a Py4JJavaError traceback (local[5000] started, in 13 s)
+MAX_LOCAL_THREADS = 1024
 MASTER_CONNECT_SECONDS = 5
 _STREAM_REQUEST, _STREAM_FAILURE = 6, 8  # the types of two messages of Spark's network protocol
 _PROBE_STREAM = b"files/baccarat-master-probe"  # a file no master serves
@@ -30,7 +33,11 @@ def check_master(master: str) -> str:
     """A master Spark can use, and for a standalone cluster one that answers; else a one-line error: bad
     input for a malformed URL, a failure of the world for a master that does not answer (Spark itself
     waits a minute for an unreachable master, then prints hundreds of lines)."""
-    if _LOCAL_MASTER.match(master) or master == "yarn" or master.startswith("k8s://"):
+    if (local := _LOCAL_MASTER.match(master)) and local.group(2) not in (None, "*") \
+            and int(local.group(2)) > MAX_LOCAL_THREADS:
+        raise BaccaratError(f"Spark master {master!r}: at most local[{MAX_LOCAL_THREADS:,}] (local[N] starts N "
+                            "threads in each of the driver's thread pools; local[*] takes one per core)")
+    if local or master == "yarn" or master.startswith("k8s://"):
         return master
     if not master.startswith("spark://"):
         raise BaccaratError(f"unknown Spark master {master!r}: use local, local[N], local[*], spark://HOST:PORT, "

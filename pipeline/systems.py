@@ -4,6 +4,7 @@ A system says which bet to make each round, how the stake moves after a win, a l
 the table's limits, and the session it plays: see docs/betting-systems.md.
 """
 
+import shlex
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -123,11 +124,21 @@ class System(_Strict):
         return self
 
     def with_session(self, **changes) -> "System":
-        """The system with some session parameters replaced (None keeps the file's), validated again."""
+        """The system with some session parameters replaced by the command line's (None keeps the file's),
+        validated again: a problem names the option the user gave (`--bankroll x`), not the file's key."""
         given = {key: value for key, value in changes.items() if value is not None}
         document = self.model_dump(exclude_unset=True)
         document["session"] = {**document["session"], **given}
-        return _validated(document, f"system {self.name!r}")
+        options = {("session", key): f"--{key.replace('_', '-')} {shlex.quote(str(value))}"
+                   for key, value in given.items()}
+        try:
+            return System.model_validate(document)
+        except ValidationError as error:
+            problems = validation_problems(error, options)
+            if all(problem["loc"] in options for problem in error.errors()):
+                raise BaccaratError(problems) from None  # the option's value alone is wrong, for any system
+            with_options = f" with {' '.join(options.values())}" if options else ""
+            raise BaccaratError(f"system {self.name!r}{with_options}: {problems}") from None
 
 
 def _validated(document: dict, what: str) -> System:

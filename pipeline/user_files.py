@@ -76,11 +76,15 @@ class UserFile:
         return self.path
 
 
-def output_file(path: Path | str, noun: str) -> Path:
+MARK_BYTES = 4096  # where a file a command wrote holds the mark it is known by
+
+
+def output_file(path: Path | str, noun: str, mark: bytes) -> Path:
     """`path` if a file can go there: not `-` (which reads as stdout), not a folder, not a FIFO or a device
-    (a rename would replace it), and not under a file; else a one-line error naming it as `noun` (e.g.
-    "--page"). A folder it needs is created when the file is written; a folder that cannot be written
-    fails then, in one line too."""
+    (a rename would replace it), not under a file, and nothing there but an empty file or one the command
+    wrote before (`mark` in its first MARK_BYTES: `--page /etc/passwd` replaced the file with the report);
+    else a one-line error naming it as `noun` (e.g. "--page"). A folder it needs is created when the file
+    is written; a folder that cannot be written fails then, in one line too."""
     text = str(path)
     target = Path(text)
     if text == "-":
@@ -92,7 +96,18 @@ def output_file(path: Path | str, noun: str) -> Path:
         raise BaccaratError(f"{noun} {text!r} {_NOT_REGULAR}")
     _check_ancestors(target, noun)
     _check_not_data(target, noun)
+    if target.is_file() and target.stat().st_size and mark not in _first_bytes(target, noun):
+        raise BaccaratError(f"{noun} {text!r} is a file this command did not write: it is left as it is (give "
+                            "another path, or remove the file first)")
     return target
+
+
+def _first_bytes(path: Path, noun: str) -> bytes:
+    try:
+        with path.open("rb") as stream:
+            return stream.read(MARK_BYTES)
+    except OSError as error:
+        raise BaccaratError(f"{noun} {str(path)!r} cannot be read: {error.strerror or error}") from None
 
 
 DUCKDB_MAGIC = (8, b"DUCK")  # where every DuckDB database file holds its format's name

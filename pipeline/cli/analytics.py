@@ -148,8 +148,10 @@ def report(
 ) -> Path:
     """Write a self-contained dashboard of one run, an HTML page that opens with no network."""
     from pipeline.report import build_report
+    from pipeline.report.page import TITLE
 
-    page = build_report(out, run_id, shoe_id, warehouse, page and output_file(page, "--page"))
+    mark = f"<title>{TITLE}: ".encode()
+    page = build_report(out, run_id, shoe_id, warehouse, page and output_file(page, "--page", mark))
     print(f"report: {page}")
     return page
 

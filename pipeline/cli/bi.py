@@ -18,9 +18,9 @@ def superset_bundle(
     warehouse: WarehouseOption = None,
 ) -> None:
     """Write the Superset dashboard "Baccarat: runs" as a zip to import (docs/serving.md)."""
-    from pipeline.marts.superset_bundle import warehouse_uri, write_bundle
+    from pipeline.marts.superset_bundle import ROOT_FOLDER, warehouse_uri, write_bundle
 
     warehouse = warehouse or out.warehouse_path()
 
-    written = write_bundle(warehouse, output_file(output, "-o"))
+    written = write_bundle(warehouse, output_file(output, "-o", f"{ROOT_FOLDER}/".encode()))
     print(f"superset bundle: {written} (database {warehouse_uri(warehouse)})")

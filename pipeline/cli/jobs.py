@@ -239,7 +239,8 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
 
     forgotten = forget_replaced_run(out, run_id)
     where = shlex.join(["--run-id", run_id, "--out", out.uri])
-    print(f"the marts of the replaced run {run_id!r} are removed: run `baccarat marts {where}`")
+    print(f"the marts of the replaced run {run_id!r} are removed: until `baccarat marts {where}` builds the new "
+          "run's, the warehouse leaves the run out (its rounds and shoes views too) and `baccarat runs` says so")
     if forgotten.round_ev:
         print(f"its exact odds before each round are removed: run `baccarat composition {where}`")
     if forgotten.sessions:
@@ -360,7 +361,9 @@ def run(
     if load_rule_set(rules).two_hands is not None:
         raise BaccaratError("the marts and the report read one-hand rounds (OUT/rounds): deal baccarat banque with "
                             "`baccarat simulate --rules banque` (OUT/banque_rounds)")
-    warehouse = warehouse or out.warehouse_path()
+    from pipeline.marts.publish import check_warehouse_path
+
+    warehouse = check_warehouse_path(warehouse or out.warehouse_path())
     run_id = simulate(shoes=shoes, seed=seed, rules=rules, run_id=None, out=out, master=master,
                       partitions=None, overwrite=False)
     marts(out=out, run_id=[run_id], engine=Engine.duckdb, warehouse=warehouse, road_cells_shoes=ROAD_CELLS_SHOES,

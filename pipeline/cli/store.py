@@ -2,6 +2,7 @@
 every document."""
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -27,21 +28,32 @@ def runs(
     out: OutOption = DEFAULT_OUT,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines instead of a table.")] = False,
 ) -> None:
-    """The committed runs, with the Delta versions of their commits and their times."""
+    """The committed runs, with the Delta versions of their commits and their times, and whether their
+    marts are built: a run without is not in the warehouse, its rounds and shoes views included."""
+    from pipeline.marts.inputs import MARTS
     from pipeline.runs import read_runs
+    from pipeline.schemas import contract
 
     records = read_runs(out.check_readable())
+    with_marts = out.run_ids(contract(MARTS[0]).table) if records else set()
+    # a banque run has no marts to build (they read one-hand rounds): None
+    marts = {r.run_id: r.run_id in with_marts if "rounds" in r.versions else None for r in records}
     if as_json:
         for record in records:
-            print(json.dumps(record.summary()))
+            print(json.dumps(record.summary() | {"marts": marts[record.run_id]}))
         return
     versions = "versions (rounds, shoes or banque_rounds)"
-    table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", versions, "started",
-                      "ended"), left=frozenset({"run id", "rules", versions, "started", "ended"}))
+    table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", "marts", versions,
+                      "started", "ended"), left=frozenset({"run id", "rules", "marts", versions, "started", "ended"}))
     for r in records:
         table.add(r.run_id, r.rules, str(r.seed), f"{r.shoes:,}", f"{r.rounds:,}",
+                  {True: "built", False: "none", None: "-"}[marts[r.run_id]],
                   ", ".join(map(str, r.versions.values())), r.started_at.isoformat(), r.ended_at.isoformat())
     show(table)
+    for run_id in [run_id for run_id, built in marts.items() if built is False]:
+        print(f"run {run_id!r} has no marts (not built yet, or removed by `simulate --overwrite`): the warehouse "
+              f"leaves it out, its rounds and shoes too, until `baccarat marts "
+              f"{shlex.join(['--run-id', run_id, '--out', out.uri])}`")
 
 
 def verify(
@@ -109,7 +121,7 @@ def docs(
 ) -> None:
     """Generate the data dictionary (docs/tables.md) from the contracts in schemas/; --check: it is current,
     and every link and `baccarat` command in README.md and docs/ resolves."""
-    from pipeline.dictionary import write_dictionary
+    from pipeline.dictionary import TITLE, write_dictionary
 
     if path is None and not CLONE_DICTIONARY.parent.is_dir():
         raise BaccaratError(f"no {CLONE_DICTIONARY.parent}/ folder in {Path.cwd()}: `baccarat docs` works on a clone's "
@@ -119,7 +131,7 @@ def docs(
         _check_documents(path)
         return
     try:
-        written = write_dictionary(output_file(path, "--path"))
+        written = write_dictionary(output_file(path, "--path", f"# {TITLE}\n".encode()))
     except OSError as error:
         raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
     print(f"{path} {'written' if written else 'already up to date'}")

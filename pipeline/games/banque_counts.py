@@ -52,11 +52,11 @@ HAND_STATES = VALUES * COLUMNS  # a hand's two-card total and its column
 
 
 @njit(cache=True)
-def _count(held, step, allowed, unused, primes):
-    """tally[prime, hand, state 1, state 2, Banker total, action, loses|wins] and ended[prime, hand,
-    loses|wins], each modulo its prime; a state is total * COLUMNS + column."""
-    tally = np.zeros((len(primes), 2, HAND_STATES, HAND_STATES, VALUES, 2, 2), dtype=np.int64)
-    ended = np.zeros((len(primes), 2, 2), dtype=np.int64)
+def _count(held, step, allowed, unused, primes, tally, ended):
+    """Fill tally[prime, hand, state 1, state 2, Banker total, action, loses|wins] and ended[prime, hand,
+    loses|wins] (zeros), each modulo its prime; a state is total * COLUMNS + column. It returns nothing:
+    numba boxes a returned array by calling Python, where a Ctrl-C pending since the loop began is raised,
+    and the call then crashed (a segfault, exit 139, or a SystemError)."""
     n = held.copy()
     cards = np.empty(6, dtype=np.int64)
     ways = np.empty(len(primes), dtype=np.int64)
@@ -81,7 +81,6 @@ def _count(held, step, allowed, unused, primes):
                                        allowed, unused, primes, tally, ended)
                             for v in cards:
                                 n[v] += step
-    return tally, ended
 
 
 @njit(inline="always")
@@ -193,7 +192,9 @@ def count_shoe(draw: DrawRules, shoe: int | str | list[int]) -> ShoeCounts:
     primes = _primes_above(left[0])
     unused = np.array([[count % p for count in left] for p in primes], dtype=np.int64)
     allowed = np.stack([~draw.player_draws | draw.player_options, draw.player_draws | draw.player_options], axis=1)
-    tally, ended = _count(np.array(held, dtype=np.int64), step, allowed, unused, np.array(primes, dtype=np.int64))
+    tally = np.zeros((len(primes), 2, HAND_STATES, HAND_STATES, VALUES, 2, 2), dtype=np.int64)
+    ended = np.zeros((len(primes), 2, 2), dtype=np.int64)
+    _count(np.array(held, dtype=np.int64), step, allowed, unused, np.array(primes, dtype=np.int64), tally, ended)
     return ShoeCounts(left[0], _exact(tally, primes), _exact(ended, primes))
 
 

@@ -11,7 +11,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,12 +30,19 @@ MAX_TIMEOUT = 1_000_000  # seconds, about 11 days; the timer that stops a query 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
+# 1024TiB, beyond any machine: past 2**64 - 1 bytes DuckDB refused to open the warehouse, which read as damaged
+MAX_BYTES = 2**50
+
+
 def size_in_bytes(text: str, name: str) -> int:
-    """'2GB', '512 MiB', '1000000' as bytes; a one-line error for anything else."""
+    """'2GB', '512 MiB', '1000000' as bytes, up to MAX_BYTES; a one-line error for anything else."""
     match = _SIZE.fullmatch(str(text))
     if not match or match.group(2).lower() not in _UNITS or float(match.group(1)) <= 0:
         raise BaccaratError(f"{name} must be a size such as 2GB or 512MiB, not {text!r}")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    if size > MAX_BYTES:
+        raise BaccaratError(f"{name} must be at most 1024TiB, not {text!r}")
+    return size
 
 
 def _positive(text: str, name: str, kind: type) -> int | float:
@@ -67,34 +74,46 @@ class Bounds:
     temp_directory: Path = _default_temp_directory()
     max_temp_directory_size: int = 10 * 10**9  # bytes
 
+    # Where each bound that is not the default came from, named as the user gave it (`--timeout`,
+    # BACCARAT_SQL_TIMEOUT, a BI URI's `timeout=`), and the bounds the opening command takes as options.
+    origins: dict = field(default_factory=dict, compare=False)
+    options: frozenset = frozenset()
+
     @classmethod
     def given(cls, **values) -> "Bounds":
-        """The bounds from `values` (the CLI's; None where not given), else the environment, else the defaults."""
-        environment = {name: os.environ[variable] for name, variable in ENVIRONMENT.items()
-                       if os.environ.get(variable, "").strip()}
-        chosen = environment | {name: value for name, value in values.items() if value is not None}
-        return replace(cls(), **{name: _parsed(name, value) for name, value in chosen.items()})
+        """The bounds from `values` (the CLI's options; None where not given), else the environment, else
+        the defaults; a bad one is a one-line error naming the option or the variable it came from."""
+        chosen = {name: (os.environ[variable], variable) for name, variable in ENVIRONMENT.items()
+                  if os.environ.get(variable, "").strip()}
+        chosen |= {name: (value, _option(name)) for name, value in values.items() if value is not None}
+        return replace(cls(options=frozenset(values)), origins={name: origin for name, (_, origin) in chosen.items()},
+                       **{name: _parsed(name, value, origin) for name, (value, origin) in chosen.items()})
 
     def tightened(self, settings: dict[str, str]) -> "Bounds":
         """These bounds, tightened by a BI URI's query (`?threads=1&memory_limit=1GB`); loosening one, or
         naming the temp folder, is refused in one line."""
-        named = {field.name for field in fields(self)} - {"temp_directory"}
+        named = {field.name for field in fields(self)} - {"temp_directory", "origins", "options"}
         unknown = sorted(set(settings) - named)
         if unknown:
             raise BaccaratError(f"{unknown[0]} cannot be set from a connection: it may tighten only "
                                 f"{', '.join(sorted(named))}")
-        tighter = {name: _parsed(name, value) for name, value in settings.items()}
+        given = {name: f"{name}= in the connection URI" for name in settings}
+        tighter = {name: _parsed(name, value, given[name]) for name, value in settings.items()}
         looser = [name for name, value in tighter.items() if value > getattr(self, name)]
         if looser:
             raise BaccaratError(f"{looser[0]} can only be tightened from a connection: at most "
                                 f"{getattr(self, looser[0])} here")
-        return replace(self, **tighter)
+        return replace(self, origins=self.origins | given, **tighter)
+
+    def given_by(self, name: str) -> str:
+        """Where the bound came from, as the user gave it, or `the default`."""
+        return self.origins.get(name, "the default")
 
     def config(self, data: Path) -> dict[str, str]:
         """DuckDB's settings for a connection whose spill goes to a folder of its own, outside `data`."""
         if self.temp_directory.absolute().is_relative_to(data.absolute()):
-            raise BaccaratError(f"the temp folder {self.temp_directory} is inside the data {data}: "
-                                f"give one outside it ({ENVIRONMENT['temp_directory']})")
+            raise BaccaratError(f"the temp folder {self.temp_directory} ({self.given_by('temp_directory')}) is inside "
+                                f"the data {data}: give one outside it")
         try:
             self.temp_directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -106,7 +125,8 @@ class Bounds:
     @contextlib.contextmanager
     def timed(self, con: "duckdb.DuckDBPyConnection") -> Iterator[None]:
         """Run the block's queries on `con` within the timeout: past it, DuckDB's query is interrupted and
-        the block ends in a one-line BaccaratError; the connection stays usable."""
+        the block ends in a one-line BaccaratError, which carries the notes of DuckDB's error (what of the
+        result was written: pipeline/marts/shell.py); the connection stays usable."""
         import duckdb
 
         expired = threading.Event()
@@ -120,22 +140,28 @@ class Bounds:
         timer.start()
         try:
             yield
-        except duckdb.InterruptException:
+        except duckdb.InterruptException as error:
             if not expired.is_set():
                 raise
-            raise BaccaratError(f"the query was stopped after {self.timeout:g} s, the statement timeout "
-                                f"(--timeout or {ENVIRONMENT['timeout']})") from None
+            more = "--timeout SECONDS" if "timeout" in self.options else f"{ENVIRONMENT['timeout']}=SECONDS"
+            raise BaccaratError("; ".join([
+                f"the query was stopped after {self.timeout:g} s, its statement timeout ({self.given_by('timeout')})",
+                *getattr(error, "__notes__", ()), f"give it more time with {more}"])) from None
         finally:
             timer.cancel()
 
 
-def _parsed(name: str, value):
-    variable = f"--{name.replace('_', '-')} or {ENVIRONMENT[name]}"  # where a bound is given
+def _option(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def _parsed(name: str, value, origin: str):
+    """A bound's value, or a one-line error naming `origin`, where the user gave it."""
     if name in ("memory_limit", "max_temp_directory_size"):
-        return value if isinstance(value, int) else size_in_bytes(value, f"{name} ({variable})")
+        return value if isinstance(value, int) else size_in_bytes(value, origin)
     if name == "timeout":
-        name = f"the timeout in seconds ({variable})"
-        return _at_most(_positive(value, name, float), MAX_TIMEOUT, name)
+        origin = f"{origin} (seconds)"
+        return _at_most(_positive(value, origin, float), MAX_TIMEOUT, origin)
     if name == "threads":
-        return _at_most(_positive(value, f"threads ({variable})", int), MAX_THREADS, f"threads ({variable})")
+        return _at_most(_positive(value, origin, int), MAX_THREADS, origin)
     return Path(value)

@@ -125,9 +125,10 @@ STORAGE_VERSION = "v1.0.0"
 PUBLISHING = ".publishing"  # the lock file in a publish's own folder while it publishes
 
 
-def check_warehouse_target(target: Path) -> Path:
-    """The warehouse's path made absolute, once it is known to name a file in a folder this process can
-    write; else a one-line error, before anything is built or committed."""
+def check_warehouse_path(target: Path) -> Path:
+    """The warehouse's path made absolute, once it is known to name a file a publish may write or replace,
+    outside the tables; else a one-line error. Nothing is created (`baccarat run` checks it before it
+    deals: `run --warehouse /tmp` committed the run, then refused the folder)."""
     target = Path(target).absolute()
     if not target.name or target.is_dir():
         raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
@@ -135,6 +136,13 @@ def check_warehouse_target(target: Path) -> Path:
     if not may_be_replaced(target):
         raise BaccaratError(f"the warehouse {target} is a file that is not a DuckDB database: it is left as it "
                             f"is; give another path, such as {target.parent / WAREHOUSE}")
+    return target
+
+
+def check_warehouse_target(target: Path) -> Path:
+    """check_warehouse_path, and its folder made and known to be writable by this process; else a one-line
+    error, before anything is built or committed."""
+    target = check_warehouse_path(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=target.parent):

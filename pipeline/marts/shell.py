@@ -63,13 +63,14 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
                 show_result(result)  # a query runs here, and may fail here
     except duckdb.Error as error:
         failure = WorldFailure if failed_on_the_data(error) else BaccaratError
-        raise failure(error_with_hint(error)) from None
+        raise failure("; ".join([error_with_hint(error), *getattr(error, "__notes__", ())])) from None
 
 
 def show_result(result: duckdb.DuckDBPyRelation) -> None:
     """On a terminal, DuckDB's box, cut to fit the screen; anywhere else (a pipe, a file, a cron log)
     every row and every column whole, tab-separated under a header line, as it is fetched, until the
-    reader leaves (`| head`): then the query stops, as nothing would read the rest."""
+    reader leaves (`| head`): then the query stops, as nothing would read the rest. A query that fails
+    once rows were written (its timeout, `> file`) fails with a note saying so: the file is not its result."""
     if sys.stdout.isatty():
         result.show(max_width=200, max_rows=200)
         return
@@ -77,11 +78,17 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
     first = next(batches, None)  # a query that fails on its first rows prints nothing
     writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
     writer.writerow(result.columns)
-    for batch in itertools.chain([first] if first is not None else [], batches):
-        writer.writerows(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
-        sys.stdout.flush()
-        if _reader_gone():
-            return
+    written = 0
+    try:
+        for batch in itertools.chain([first] if first is not None else [], batches):
+            writer.writerows(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
+            sys.stdout.flush()
+            written += batch.num_rows
+            if _reader_gone():
+                return
+    except duckdb.Error as error:
+        error.add_note(f"the {written:,} rows written before it are only part of the result")
+        raise
 
 
 def _reader_gone() -> bool:

@@ -79,6 +79,8 @@ h3 { margin: 10px 0 0; font-size: 13px; color: var(--muted); text-transform: upp
 footer { color: var(--muted); font-size: 12px; text-align: center; padding: 8px 0 24px; }
 """
 
+TITLE = "Baccarat report"  # the page's title, before the run id: `--page` replaces only a page with it
+
 
 def figure_div(key: str, fig: go.Figure, scroll: bool = False) -> str:
     """A chart container the browser test can find: class "chart", data-chart KEY."""
@@ -311,7 +313,7 @@ def assemble_page(run_id: str, run: RunRecord | None, data: dict[str, pl.DataFra
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>Baccarat report: {html.escape(run_id)}</title><style>{CSS}</style>"
+        f"<title>{TITLE}: {html.escape(run_id)}</title><style>{CSS}</style>"
         "<script type=\"text/javascript\">window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
         f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
         f"{header(run_id, run, summary)}<main>{kpis(summary, bets)}"

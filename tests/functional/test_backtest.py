@@ -234,11 +234,11 @@ def test_a_task_failing_its_first_attempt_changes_nothing_and_the_retry_gives_th
 @pytest.mark.parametrize("args,message", [
     (["--run-id", "nope", "--systems", "flat_banker"], "nope"),
     (["--run-id", RUN, "--systems", "no_such_system"], "no_such_system"),
-    (["--run-id", RUN, "--systems", "flat_banker", "--goal", "0"], "goal"),
+    (["--run-id", RUN, "--systems", "flat_banker", "--goal", "0"], "--goal 0: Input should be greater than 0"),
     (["--run-id", RUN, "--systems", "flat_banker", "--bankroll", "5"], "cannot cover one stake"),
     (["--run-id", RUN, "--systems", "flat_banker,flat_banker"], "given twice"),
     (["--run-id", RUN, "--systems", ","], "an empty name"),
-    (["--run-id", RUN, "--systems", "flat_banker", "--max-rounds", "0"], "max_rounds"),
+    (["--run-id", RUN, "--systems", "flat_banker", "--max-rounds", "0"], "--max-rounds 0: Input should be"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(backtested, cli, args, message):
     out, _ = backtested

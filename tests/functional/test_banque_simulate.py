@@ -51,6 +51,7 @@ def test_a_banque_run_has_its_runs_row_so_runs_lists_it_and_a_rerun_is_decided_b
     check_run(out, record)
     status, stdout, _ = cli("runs", "--out", out, "--json")
     assert status == 0 and json.loads(stdout)["versions"] == {"banque_rounds": 1}
+    assert json.loads(stdout)["marts"] is None  # no marts to build: they read one-hand rounds
     assert "nothing to do" in cli(*args)[1]  # decided by its runs row
     assert committed_runs(out) == [] and committed_runs(out, "banque_rounds") == ["banque-s5-n300"]
     status, _, err = cli("composition", "--run-id", "banque-s5-n300", "--out", out)

@@ -225,8 +225,31 @@ def test_the_overwrite_named_a_marts_command_without_the_out_it_was_given(commit
     folder = committed
     status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
     assert status == 0, err
-    assert f"are removed: run `baccarat marts --run-id base --out {folder}`" in out
+    assert f"are removed: until `baccarat marts --run-id base --out {folder}` builds the new run's" in out
     assert cli("marts", "--run-id", "base", "--out", folder)[0] == 0
+
+
+def test_after_an_overwrite_the_warehouse_showed_no_rows_of_the_run_and_nothing_said_why(committed, cli):
+    """After `simulate --overwrite` of a run with marts, the warehouse's rounds view held 0 rows of it
+    until `baccarat marts`, and `baccarat runs` listed the run as any other. It says the run has no marts,
+    that the warehouse leaves it out, and the command that builds them; after it, that they are built."""
+    import json
+
+    folder = committed
+    assert cli("marts", "--out", folder)[0] == 0
+    assert "built" in cli("runs", "--out", folder)[1].splitlines()[2].split()
+    status, out, err = cli("simulate", "--shoes", 30, "--seed", 2, "--out", folder, "--run-id", "base", "--overwrite")
+    assert status == 0 and "the warehouse leaves the run out (its rounds and shoes views too)" in out, err
+    status, out, err = cli("runs", "--out", folder)
+    assert (status, err) == (0, "") and "none" in out.splitlines()[2].split()
+    assert out.splitlines()[3:] == [
+        "run 'base' has no marts (not built yet, or removed by `simulate --overwrite`): the warehouse leaves it out, "
+        f"its rounds and shoes too, until `baccarat marts --run-id base --out {folder}`"]
+    assert json.loads(cli("runs", "--out", folder, "--json")[1])["marts"] is False
+    assert cli("marts", "--run-id", "base", "--out", folder)[0] == 0
+    status, out, _ = cli("runs", "--out", folder)
+    assert "built" in out.splitlines()[2].split() and len(out.splitlines()) == 3
+    assert json.loads(cli("runs", "--out", folder, "--json")[1])["marts"] is True
 
 
 def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):

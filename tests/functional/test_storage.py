@@ -109,7 +109,7 @@ def test_runs_lists_every_committed_run_with_its_versions(spark, cli, store_uri)
     assert second.versions["rounds"] > first.versions["rounds"]
     assert [r["rounds"] for r in listed] == [first.rounds, second.rounds]
     assert list(listed[0]) == ["run_id", "rules", "seed", "shoes", "rounds", "decks", "bets", "outcomes", "partitions",
-                               "software_version", "spark_master", "started_at", "ended_at", "versions"]
+                               "software_version", "spark_master", "started_at", "ended_at", "versions", "marts"]
     assert (listed[0]["started_at"], listed[0]["outcomes"]) == (first.started_at.isoformat(), first.outcomes)
     status, out, _ = cli("runs", "--out", store_uri)
     assert status == 0 and "one" in out and "two" in out and f"{second.rounds:,}" in out

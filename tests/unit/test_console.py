@@ -82,3 +82,32 @@ def test_a_finished_command_ends_without_the_interpreter_s_finalisation_where_it
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.startswith('{"bead_plate"')
     assert not marker.exists()
+
+
+# `baccarat odds --rules banque` meeting a real SIGINT 0.2 s into its counting kernel (about 1 s of numba).
+INTERRUPT_DURING_THE_BANQUE_COUNT = """
+import os, signal, sys, threading
+from pipeline.games import banque_counts
+from pipeline.rule_sets import load_rule_set
+
+banque_counts.count_shoe(load_rule_set("banque").draw, 1)  # compiled, or loaded from numba's cache, first
+kernel = banque_counts._count
+
+def interrupted(*args):
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    return kernel(*args)
+
+banque_counts._count = interrupted
+sys.argv = ["baccarat", "odds", "--rules", "banque"]
+from pipeline.console import console
+console()
+"""
+
+
+def test_ctrl_c_during_the_banque_count_was_a_segfault():
+    """`timeout -s INT 1.5 baccarat odds --rules banque` ended in a segfault (exit 139) or a SystemError
+    traceback: numba boxed the kernel's returned arrays by calling Python, where the pending Ctrl-C was
+    raised. The kernel fills arrays it is given, and the command ends as any interrupted one."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_THE_BANQUE_COUNT], capture_output=True, text=True,
+                          timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")

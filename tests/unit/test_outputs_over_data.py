@@ -45,3 +45,17 @@ def test_solve_wrote_its_strategies_into_a_delta_table(cli, data, folder):
     assert (status, out) == (2, "") and err.count("\n") == 1
     assert f"is within the Delta table {data / 'rounds'}" in err
     assert _contents(data) == before and not (data / "rounds" / "new").exists()
+
+
+@pytest.mark.parametrize(("given", "said"), [("{tmp}", "is a folder"), ("{tmp}/notes.txt", "not a DuckDB database"),
+                                             ("{tmp}/data/rounds/w.duckdb", "is within the Delta table")])
+def test_run_with_a_warehouse_it_cannot_publish_dealt_and_committed_the_run_first(cli, tmp_path, given, said):
+    """`baccarat run --warehouse /tmp` committed the run, then refused the folder: a bad input that
+    wrote. The warehouse is checked before Spark starts (this tier has no JVM), and nothing is written."""
+    write_deltalake(str(tmp_path / "data" / "rounds"), pa.table({"x": [1]}))
+    (tmp_path / "notes.txt").write_text("kept\n")
+    before = _contents(tmp_path)
+    status, out, err = cli("run", "--shoes", 5, "--out", tmp_path / "data", "--warehouse",
+                           given.format(tmp=tmp_path))
+    assert (status, out) == (2, "") and err.count("\n") == 1 and said in err, err
+    assert _contents(tmp_path) == before

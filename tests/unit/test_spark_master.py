@@ -1,5 +1,6 @@
 """The --master URL of every Spark command, checked before Spark starts (pipeline/spark.py)."""
 
+import re
 import socket
 
 import pytest
@@ -31,3 +32,12 @@ def test_an_unreachable_master_is_a_failure_of_the_world_not_bad_input():
 @pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "yarn", "k8s://https://host:6443"])
 def test_a_master_spark_starts_by_itself_is_taken_as_given(master):
     assert check_master(master) == master
+
+
+@pytest.mark.parametrize("master", ["local[99999]", "local[1025]", "local[1025,4]"])
+def test_local_with_more_threads_than_a_jvm_starts_was_a_py4j_traceback(master):
+    """`baccarat simulate --master 'local[99999]'` ended in a Py4JJavaError traceback (exit 1): the driver's
+    JVM could not create its threads ("unable to create native thread"). Refused in one line, before Java."""
+    with pytest.raises(BaccaratError, match=rf"Spark master '{re.escape(master)}': at most local\[1,024\]"):
+        check_master(master)
+    assert check_master("local[1024]") == "local[1024]"

@@ -19,10 +19,33 @@ ENDLESS_ROWS = "SELECT a.range AS a, b.range AS b FROM range(1000000) a, range(1
 
 def test_a_query_stopped_by_its_timeout_while_its_rows_stream_was_a_traceback(capsys):
     con = duckdb.connect()
-    with pytest.raises(BaccaratError, match=r"stopped after 2 s, the statement timeout"):
+    with pytest.raises(BaccaratError, match=r"stopped after 2 s, its statement timeout \(the default\); "):
         shell.run_one(con, Bounds(timeout=2), ENDLESS_ROWS)
     assert capsys.readouterr().out.startswith("a\tb\n0\t0\n")  # rows had been written
     assert con.sql("SELECT 6 * 7").fetchall() == [(42,)]  # the connection stays usable
+
+
+def test_sql_over_its_timeout_into_a_file_did_not_say_the_file_is_incomplete(cli, tmp_path, capsys):
+    """`baccarat sql --timeout 2 'SELECT * FROM rounds' > file` left part of the rows in the file and said
+    only 'the query was stopped after 2 s, the statement timeout (--timeout or BACCARAT_SQL_TIMEOUT)'. The
+    line says how many rows were written, that they are only part of the result, and how to allow more."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    status, out, err = cli("sql", "--warehouse", path, "--timeout", "2", ENDLESS_ROWS)
+    rows = out.count("\n") - 1
+    assert status == 2 and out.startswith("a\tb\n0\t0\n") and rows > 0
+    assert err == (f"error: the query was stopped after 2 s, its statement timeout (--timeout); the {rows:,} rows "
+                   "written before it are only part of the result; give it more time with --timeout SECONDS\n")
+
+
+def test_a_timeout_from_the_environment_says_so_and_where_the_report_takes_a_longer_one(monkeypatch):
+    """The report and the BI dialect have no --timeout: their line names the variable."""
+    monkeypatch.setenv("BACCARAT_SQL_TIMEOUT", "1")
+    bounds = Bounds.given()
+    with pytest.raises(BaccaratError) as stopped, bounds.timed(con := duckdb.connect()):
+        con.sql("SELECT count(*) FROM range(10000000000000)").fetchall()
+    assert str(stopped.value) == ("the query was stopped after 1 s, its statement timeout (BACCARAT_SQL_TIMEOUT); "
+                                  "give it more time with BACCARAT_SQL_TIMEOUT=SECONDS")
 
 
 def test_a_query_interrupted_while_its_rows_stream_was_a_traceback(capsys):

@@ -84,7 +84,7 @@ def test_a_bankroll_too_large_for_the_sessions_cents_was_a_traceback_in_the_spar
     when the system is validated, in one line, before any task starts."""
     with pytest.raises(BaccaratError) as error:
         load_system("flat_banker").with_session(bankroll=Decimal(amount))
-    assert "session.bankroll: Input should be less than or equal to 1000000000000" in str(error.value)
+    assert f"--bankroll {Decimal(amount)}: Input should be less than or equal to 1000000000000" in str(error.value)
     assert "\n" not in str(error.value)
     assert load_system("flat_banker").with_session(bankroll=MAX_MONEY).session.bankroll == MAX_MONEY
 
@@ -140,6 +140,21 @@ def test_session_parameters_can_be_replaced_and_are_validated_again():
     assert system.with_session(goal=Decimal(50), max_rounds=None).session.goal == 50
     with pytest.raises(BaccaratError, match="cannot cover one stake"):
         system.with_session(bankroll=Decimal(1))
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    ({"bankroll": "x"}, "--bankroll x: Input should be a valid decimal"),
+    ({"goal": "-5", "bankroll": "100"}, "--goal -5: Input should be greater than 0"),
+    ({"stop_loss": ""}, "--stop-loss '': Input should be a valid decimal"),
+    ({"max_rounds": 0}, "--max-rounds 0: Input should be greater than or equal to 1"),
+    ({"bankroll": "0.5"}, "system 'flat_banker' with --bankroll 0.5: the bankroll 0.5 cannot cover one stake of 10"),
+])
+def test_a_bad_session_option_was_named_by_the_system_file_s_key(changes, said):
+    """`baccarat backtest --bankroll x` said "system 'flat_banker': session.bankroll: Input should be a valid
+    decimal": the YAML key of a file the user never wrote. The line names the option, as it was given."""
+    with pytest.raises(BaccaratError) as refused:
+        load_system("flat_banker").with_session(**changes)
+    assert str(refused.value) == said
 
 
 NETS = {"B": {"banker": Decimal("0.95"), "player": Decimal(-1), "tie": Decimal(-1)},

@@ -108,3 +108,28 @@ def test_a_file_with_thousands_of_problems_names_the_first_few(tmp_path, capsys)
     out, err = capsys.readouterr()
     one_line_refusal(status, out, err, "cells.0: Input should be a valid dictionary")
     assert len(err) < 2_000 and err.rstrip().endswith("more") and "cells.9999" not in err
+
+
+@pytest.mark.parametrize("option", [*(option for option in WRITERS if option != "strategies folder"), "superset bundle"])
+def test_a_file_of_the_user_s_was_replaced_by_the_output(option, tmp_path, capsys):
+    """`baccarat report --page /etc/passwd` replaced the file with the report, exit 0 (as root, the
+    system's). A file that is there is replaced only when empty or written by the same command before."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("kept\n")
+    writers = WRITERS | {"superset bundle": ["bi", "superset-bundle", "--out", "{tmp}/data", "-o", X]}
+    args = [arg.replace(X, str(notes)).replace("{tmp}", str(tmp_path)) for arg in writers[option]]
+    one_line_refusal(main(args), *capsys.readouterr(), f"{notes}' is a file this command did not write: it is left "
+                                                       "as it is")
+    assert notes.read_text() == "kept\n"
+
+
+def test_a_file_the_command_wrote_or_an_empty_one_is_replaced(tmp_path, capsys):
+    from test_superset_bundle import published_like
+
+    warehouse = published_like(tmp_path / "data")
+    bundle, empty = tmp_path / "bundle.zip", tmp_path / "empty.zip"
+    empty.touch()
+    for target in (bundle, bundle, empty):
+        assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", str(target)]) == 0
+    assert empty.read_bytes() == bundle.read_bytes()
+    capsys.readouterr()
