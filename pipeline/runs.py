@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from pipeline.config_files import shipped_or_file
 from pipeline.errors import BaccaratError
+from pipeline.round_groups import RoundGroups, parsed_round_groups, round_groups_json, round_groups_problem
 from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store, data_file, first_line
@@ -81,6 +82,7 @@ class RunRecord:
     files: tuple[FileEntry, ...]
     strategies: dict | None = None  # a game with options: the strategy pair played, as documents
     banque: dict | None = None  # baccarat banque: the BANQUE_PARAMETERS
+    round_groups: RoundGroups | None = None  # a one-hand run's rounds by outcome, streak and nets (round_groups.py)
 
     @property
     def decks(self) -> int:
@@ -142,6 +144,7 @@ class RunRecord:
             "files": json.dumps([asdict(f) for f in self.files]),
             "strategies": None if self.strategies is None else json.dumps(self.strategies),
             "banque": None if self.banque is None else json.dumps(self.banque),
+            "round_groups": round_groups_json(self.round_groups),
         }
 
     @classmethod
@@ -160,7 +163,8 @@ class RunRecord:
                           if row.get(f"{table}_version") is not None},
                 files=_files(row["files"]),
                 strategies=None if row.get("strategies") is None else _document(row["strategies"], "strategies"),
-                banque=None if row.get("banque") is None else _document(row["banque"], "banque", BANQUE_PARAMETERS))
+                banque=None if row.get("banque") is None else _document(row["banque"], "banque", BANQUE_PARAMETERS),
+                round_groups=parsed_round_groups(row.get("round_groups"), len(json.loads(row["rule_set"])["bets"])))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise DamagedRun(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
                              f"{error})".splitlines()[0]) from None
@@ -232,15 +236,13 @@ def read_committed_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
 
 def shoe_rows(store: Store, run: RunRecord, table: str, columns: list[str], first: int, last: int) -> pa.Table:
     """The rows of shoes [first, last) of one of the run's tables, from the committed files that hold them."""
-    parts = [pq.read_table(store.fs_path(f.path), filesystem=store.filesystem, columns=columns,
-                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)])
-             for f in run.files_over(table, first, last)]
-    return pa.concat_tables(parts)
+    return pa.concat_tables([pq.read_table(store.fs_path(f.path), filesystem=store.filesystem, columns=columns,
+                                           filters=[("shoe_id", ">=", first), ("shoe_id", "<", last)])
+                             for f in run.files_over(table, first, last)])
 
 
 def committed_runs(store: Store, table: str = "rounds") -> list[str]:
-    """Run ids with a row in `runs` whose rows are in `table` (rounds: one-hand runs), sorted; runs
-    without a row do not exist."""
+    """Run ids with a row in `runs` whose rows are in `table` (rounds: one-hand runs), sorted."""
     rows = store.read_rows(RUNS, columns=["run_id", f"{table}_version"])
     return sorted(row["run_id"] for row in rows.to_pylist() if row[f"{table}_version"] is not None) if rows else []
 
@@ -337,7 +339,7 @@ def miscounted(run: RunRecord) -> str | None:
     if not run.is_banque and sum(run.outcomes.values()) != run.rounds:
         return (f"its runs row records {run.rounds:,} rounds but {sum(run.outcomes.values()):,} Banker wins, "
                 "Player wins and ties")
-    return None
+    return round_groups_problem(run.round_groups, run.outcomes)
 
 
 def in_its_folder(entry: FileEntry, run_id: str) -> bool:

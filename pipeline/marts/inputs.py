@@ -3,6 +3,7 @@ with the exact reference values both engines compare against."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import cached_property
 
@@ -19,6 +20,7 @@ from pipeline.repair import ADDED_TABLES, ROUND_EV, added_problems
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
+from pipeline.schemas import contract
 from pipeline.systems import known_systems, load_system
 from pipeline.storage import Store
 
@@ -32,6 +34,7 @@ COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
 SYSTEM_MARTS = ("system_outcomes", "system_edge", "bankroll_paths", "drawdowns")
 EVERY_MART = MARTS + COMPOSITION_MARTS + SYSTEM_MARTS
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
+NET = contract("rounds").arrow(("banker",)).field("net_banker").type  # every net_ column's type
 # A round each outcome of a game with options settles like: its bets (player, banker) pay on the winner alone.
 _WON_BY = {"banker": Result(0, 1, 2, 2), "player": Result(1, 0, 2, 2), "tie": Result(0, 0, 2, 2)}
 
@@ -130,6 +133,20 @@ class RunInput:
                          "sd": [self.reference.bets[b].sd for b in bets],
                          "player_strategy": pa.array([names[0]] * len(bets), pa.string()),
                          "banker_strategy": pa.array([names[1]] * len(bets), pa.string())})
+
+    @cached_property
+    def counted_partials(self) -> dict[str, pa.Table]:
+        """The partials the run's simulation counted while dealing, which no range computes: round_groups
+        (as prep_round_groups.sql gives it) when its runs row holds them (pipeline/round_groups.py)."""
+        groups = self.record.round_groups
+        if groups is None:
+            return {}
+        columns = list(zip(*groups)) or [()] * (3 + len(self.record.bets))
+        nets = {f"net_{bet}": pa.array([Decimal(value) / 100 for value in cents], NET)
+                for bet, cents in zip(self.record.bets, columns[3:])}
+        return {"round_groups": pa.table({"outcome": pa.array(columns[0], pa.string()),
+                                          "streak_index": pa.array(columns[1], pa.int16()), **nets,
+                                          "weight": pa.array(columns[2], pa.int64())})}
 
     def checkpoints(self) -> pa.Table:
         """Log-spaced round counts 1, 2, 5, 10, 20, 50, ... up to the run's rounds, and the rounds."""

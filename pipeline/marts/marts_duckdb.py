@@ -26,7 +26,8 @@ def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_
     rounds_views(con, shoes)
     con.register("checkpoints", run.checkpoints())
     con.execute(f"CREATE TEMP TABLE blocks AS {sql('prep_blocks')}")
-    tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS}
+    tables = {name: con.sql(sql("prep_" + name)).to_arrow_table() for name in RANGE_PARTIALS
+              if name not in run.counted_partials}
     tables["opening"] = con.sql("FROM opening").to_arrow_table()
     tables["road_outcomes"] = con.sql(f"FROM ({_outcomes(road_cells_shoes)})").to_arrow_table()
     con.execute(f"CREATE TEMP VIEW outcomes AS {_outcomes(road_stats_shoes, PLACED)}")

@@ -165,7 +165,9 @@ def _variables(centred: str) -> tuple[str, str]:
 
 
 def merge_partials(results: list[dict[str, pa.Table]], merging: dict[str, dict[str, str]]) -> dict[str, pa.Table]:
-    return {name: merge(how, [result[name] for result in results]) for name, how in merging.items()}
+    """Each partial the ranges computed (every range computes the same ones), merged."""
+    return {name: merge(how, [result[name] for result in results]) for name, how in merging.items()
+            if name in results[0]}
 
 
 RangeRunner = Callable[[Callable[[ShoeRange], object], list[ShoeRange]], list]
@@ -270,7 +272,7 @@ def _marts_partials(partials_of: Callable, run: RunInput, road_cells_shoes: int,
 
 def _marts_finals(finals: Callable, run: RunInput, merged: dict[str, pa.Table]) -> dict[str, pa.Table | WrittenMart]:
     written = {name: WrittenMart(tuple(merged.pop(name).to_pylist())) for name in PER_SHOE_MARTS}
-    return finals(run, merged) | written
+    return finals(run, merged | run.counted_partials) | written
 
 
 def composition_family(partials_of: Callable, finals: Callable, run: RunInput) -> Family:

@@ -191,6 +191,7 @@ def partials(run: RunInput, shoes: ShoeRange, road_cells_shoes: int, road_stats_
     }
     # Each scan of every round runs alone on the streaming engine: collected together, queries
     # that share the scan make Polars cache all of it in memory (9.6 GB for a million shoes).
-    tables = {name: arrow_table(query.collect(engine="streaming")) for name, query in queries.items()}
+    tables = {name: arrow_table(query.collect(engine="streaming")) for name, query in queries.items()
+              if name not in run.counted_partials}
     summary = arrow_table(shoe_summary(shoe_rows, nets).collect())
     return tables | {"shoe_summary": write_part(run, "shoe_summary", summary, shoes.file_name())}

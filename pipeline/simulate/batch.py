@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from pipeline.bets import BET_KINDS, PAIRS_BASIS, RESULT_BASIS, RESULT_STATES, net_cents_table
+from pipeline.bets import BET_KINDS, PAIR_STATES, PAIRS_BASIS, RESULT_BASIS, RESULT_STATES, net_cents_table
 from pipeline.cards import NO_CARD
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.strategies import banker_draw_probabilities, player_draw_probabilities
@@ -50,10 +50,29 @@ class Dealer:
                 r.cut_card.extra_round, self.player_chances, self.banker_chances, r.draw.player_options,
                 r.draw.banker_options, self.net_tables, self.net_basis)
 
-    def deal(self, seed: int, first_shoe: int, shoes: int) -> tuple[pa.Table, pa.Table]:
-        """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1."""
-        out = deal_shoes(seed, first_shoe, shoes, *self.kernel_arguments())
+    def deal(self, seed: int, first_shoe: int, shoes: int, round_counts: np.ndarray | None = None) \
+            -> tuple[pa.Table, pa.Table]:
+        """Rounds and shoes tables for shoes first_shoe .. first_shoe + shoes - 1; each round counted
+        in `round_counts` (as new_round_counts gives it) when given."""
+        counts = self.new_round_counts() if round_counts is None else round_counts
+        out = deal_shoes(seed, first_shoe, shoes, *self.kernel_arguments(), counts)
         return self._rounds(*out[:11]), self._shoes(*out[11:])
+
+    def new_round_counts(self) -> np.ndarray:
+        """Zero rounds by result state, pair state and streak index (a streak index is below a shoe's
+        most rounds, one per four cards)."""
+        return np.zeros((len(RESULT_STATES), len(PAIR_STATES), self.rule_set.cards // 4 + 1), dtype=np.int64)
+
+    def round_groups(self, round_counts: np.ndarray) -> list[list]:
+        """The rounds `round_counts` counted, by outcome, streak index and net cents of each bet (in the
+        rule set's order): rows [outcome, streak_index, rounds, *cents], as prep_round_groups.sql groups
+        the rounds' columns."""
+        groups: dict[tuple, int] = {}
+        for state, pairs, streak in zip(*np.nonzero(round_counts)):
+            cents = np.where(self.net_basis == RESULT_BASIS, self.net_tables[:, state], self.net_tables[:, pairs])
+            key = (RESULT_STATES[state].winner, int(streak), *cents.tolist())
+            groups[key] = groups.get(key, 0) + int(round_counts[state, pairs, streak])
+        return [[outcome, streak, rounds, *cents] for (outcome, streak, *cents), rounds in sorted(groups.items())]
 
     def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, big_road_column,
                 streak_index, nets, decisions) -> pa.Table:

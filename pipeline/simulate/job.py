@@ -8,7 +8,7 @@ Rows never pass through Spark's DataFrame writer: Spark is the scheduler only.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pipeline.bets import BET_KINDS
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.jobs import JobPlan, Written, new_tag, run_record
+from pipeline.round_groups import merged_round_groups
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import DATA_TABLES, RunRecord, check_run_id
 from pipeline.schemas import contract
@@ -72,7 +73,8 @@ class Plan(JobPlan):
         return contract(table).table_schema(tuple(BET_KINDS))
 
     def result(self, written: Written) -> RunRecord:
-        return run_record(self, written)
+        return replace(run_record(self, written),
+                       round_groups=merged_round_groups([result["round_groups"] for result in written.results]))
 
 
 def plan_for(out: Store, rule_set: RuleSet, seed: int, shoes: int, run_id: str | None, partitions: int | None,
@@ -92,14 +94,16 @@ def write_range(plan: Plan, first: int, last: int,
     report_batch(shoes, rounds) hears the range's counts so far after each batch written."""
     dealer = Dealer.of(plan.rule_set, plan.strategies)
     outcomes = {"B": 0, "P": 0, "T": 0}
+    round_counts = dealer.new_round_counts()
 
     def batches():
         for start in range(first, last, SHOES_PER_BATCH):
-            tables = dealer.deal(plan.seed, start, min(SHOES_PER_BATCH, last - start))
+            tables = dealer.deal(plan.seed, start, min(SHOES_PER_BATCH, last - start), round_counts)
             for outcome, column in OUTCOME_TOTALS.items():  # the shoes' totals: a few thousand rows, not every round
                 outcomes[outcome] += pc.sum(tables[1].column(column)).as_py()
             yield min(start + SHOES_PER_BATCH, last) - first, tables
 
     files = write_files(plan.out, plan.run_id, part_name(first, last, plan.content_key()), plan.job, DATA_TABLES,
                         batches(), report_batch, **WRITE_OPTIONS)
-    return {"first_shoe": first, "last_shoe": last - 1, "outcomes": outcomes, "files": files}
+    return {"first_shoe": first, "last_shoe": last - 1, "outcomes": outcomes, "files": files,
+            "round_groups": dealer.round_groups(round_counts)}

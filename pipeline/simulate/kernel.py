@@ -121,7 +121,8 @@ def shuffled_shoe(start, decks):
 
 @njit(cache=True)
 def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_end, extra_round,
-               player_chances, banker_chances, player_options, banker_options, net_tables, net_basis):
+               player_chances, banker_chances, player_options, banker_options, net_tables, net_basis,
+               round_counts):
     """Deal shoes first_shoe .. first_shoe + shoes - 1. One compiled loop, longer than the
     project's 60 lines on purpose: the shoe's state stays in locals numba keeps in registers, which
     calls per card would pass as a dozen arrays.
@@ -135,7 +136,9 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
     int8[2, n] the Player's and the Banker's choice (DECISION_CODES, NO_DECISION where none arose),
     shoe_info int64[7, shoes]: shoe_id, rng_seed (as bits), burn card, cards burned, rounds,
     cards used, cut card round; counts int64[10, shoes], the SHOE_TOTALS of each shoe; and
-    net_sums int64[bets, shoes], each shoe's net cents per bet.
+    net_sums int64[bets, shoes], each shoe's net cents per bet. Adds each round to
+    round_counts[result state, pair state, streak index] (int64[400, 9, decks * 13 + 1]): the
+    nets of a round are its bets' net_tables entries at its two states.
     """
     size = decks * 52
     cut = size - cut_from_end
@@ -233,6 +236,7 @@ def deal_shoes(seed, first_shoe, shoes, decks, burn, ten_value_burns, cut_from_e
             tally[5] += flags[3, n]
             state[n] = ((pt * 10 + bt) * 2 + (p3 >= 0)) * 2 + (b3 >= 0)
             pair_state[n] = (flags[2, n] + (c0 == c2)) * 3 + flags[3, n] + (c1 == c3)
+            round_counts[state[n], pair_state[n], streak_index[n]] += 1
             n += 1
             if cut_round == 0 and p >= cut:
                 cut_round = rounds
