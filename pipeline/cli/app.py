@@ -11,6 +11,7 @@ import typer
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
+from pipeline.user_files import as_bytes_read, not_utf8
 
 app = typer.Typer(
     add_completion=False,
@@ -154,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
     leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
+    if (bad := next((arg for arg in argv if not_utf8(arg)), None)) is not None:
+        print(f"error: the argument '{as_bytes_read(bad)}' is not UTF-8 text ({not_utf8(bad)}): paths, names and "
+              "queries are read as UTF-8", file=sys.stderr)
+        return 2
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = watched = ReaderWatch(sys.stdout), ReaderWatch(sys.stderr)
     try:
