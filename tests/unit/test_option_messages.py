@@ -36,3 +36,17 @@ def test_an_argument_that_is_not_utf8_ended_in_a_traceback(cli, tmp_path, args):
     assert (status, out, err) == (2, "", f"error: the argument '{shown}' is not UTF-8 text (byte 0xff): paths, "
                                          "names and queries are read as UTF-8\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("variable", "args"), [
+    ("BACCARAT_SQL_TEMP_DIRECTORY", ["sql", "--warehouse", "{tmp}/warehouse.duckdb", "SELECT 1"]),
+    ("BACCARAT_LOG_DIR", ["simulate", "--shoes", "2", "--seed", "1", "--out", "{tmp}/data"]),
+])
+def test_a_variable_that_is_not_utf8_ended_in_a_traceback(cli, tmp_path, monkeypatch, variable, args):
+    """BACCARAT_SQL_TEMP_DIRECTORY=$'/tmp/t\\xff' ended `baccarat sql` in RuntimeError: std::bad_cast, and
+    BACCARAT_LOG_DIR=$'/tmp/l\\xff' `baccarat simulate` in py4j's Py4JError (o0.set), exit 1."""
+    monkeypatch.setenv(variable, f"{tmp_path}/folder{BYTE_FF}")
+    status, out, err = cli(*[arg.replace("{tmp}", str(tmp_path)) for arg in args])
+    assert (status, out, err) == (2, "", f"error: the environment variable {variable} '{tmp_path}/folder\\xff' is not "
+                                         "UTF-8 text (byte 0xff): paths, names and queries are read as UTF-8\n")
+    assert list(tmp_path.iterdir()) == []
