@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from pipeline.config_files import resource
-from pipeline.errors import BaccaratError, WorldFailure
+from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
@@ -175,6 +175,7 @@ def _start_driver(conf, log: Path | None) -> None:
     from pyspark import SparkContext
     from pyspark.errors import PySparkRuntimeError
     from pyspark.java_gateway import launch_gateway
+    from py4j.protocol import Py4JJavaError
 
     if log is not None:
         conf.set(SPARK_LOG_FILE, str(log))
@@ -185,11 +186,43 @@ def _start_driver(conf, log: Path | None) -> None:
         where = f": its output is in {log}" if log else ""
         raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
     if interrupted():
-        gateway.shutdown()
-        gateway.proc.kill()
-        gateway.proc.wait()
+        _stop(gateway)
         raise KeyboardInterrupt
-    SparkContext(conf=conf, gateway=gateway)
+    try:
+        SparkContext(conf=conf, gateway=gateway)
+    except Py4JJavaError as error:  # a setting Spark refuses, or a master (k8s://) it cannot reach
+        failure = _start_failure(error.java_exception, conf.get("spark.master"), log)
+        _stop(gateway)
+        raise failure from None
+
+
+def _stop(gateway) -> None:
+    gateway.shutdown()
+    gateway.proc.kill()
+    gateway.proc.wait()
+
+
+def _start_failure(exception, master: str, log: Path | None) -> PipelineError:
+    """The one line for a driver that did not start: bad input (2) for a setting Spark refuses (an
+    IllegalArgumentException, as of spark-defaults.conf's `spark.scheduler.mode BANANA`), else a failure
+    of the world (1), with the innermost cause (a master that refuses the connection) and the log."""
+    causes = [exception]
+    while len(causes) < 20 and (cause := causes[-1].getCause()) is not None:
+        causes.append(cause)
+    said = [str(each.getMessage() or each.getClass().getSimpleName()).strip().splitlines()[0] for each in causes]
+    if _is_a(exception, "java.lang.IllegalArgumentException"):
+        return BaccaratError(f"Spark refused its settings: {said[0]}")
+    cause = f" ({said[-1]})" if said[-1] != said[0] else ""
+    where = f"; its output is in {log}" if log else ""
+    return WorldFailure(f"Spark did not start on {master}: {exception.getClass().getSimpleName()}: {said[0]}{cause}"
+                        f"{where}")
+
+
+def _is_a(exception, class_name: str) -> bool:
+    kind = exception.getClass()
+    while kind is not None and kind.getName() != class_name:
+        kind = kind.getSuperclass()
+    return kind is not None
 
 
 @contextlib.contextmanager

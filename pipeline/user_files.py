@@ -49,6 +49,23 @@ def read_text(path: Path | str, noun: str, limit: int, kind: str = "file") -> st
         raise BaccaratError(f"{noun} {str(path)!r} is not UTF-8 text (byte {error.start})") from None
 
 
+def not_utf8(text: str) -> str | None:
+    """What in `text` is not UTF-8 ('byte 0xff', as Python keeps such a byte of an argument or of stdin: a
+    surrogate escape), which the libraries refuse in a traceback of their own (pyarrow, DuckDB); None for
+    UTF-8 text."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        return f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+    return None
+
+
+def as_bytes_read(text: str) -> str:
+    """`text` with each byte that is not UTF-8 shown as \\xNN."""
+    return "".join(f"\\x{ord(char) - 0xDC00:02x}" if 0xDC80 <= ord(char) <= 0xDCFF else char for char in text)
+
+
 def _check_regular(mode: int, noun: str, text: str, kind: str) -> None:
     if stat.S_ISDIR(mode):
         raise BaccaratError(f"{noun} {text!r} is a folder, not a {kind}")

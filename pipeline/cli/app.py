@@ -11,6 +11,7 @@ import typer
 
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
+from pipeline.user_files import as_bytes_read, not_utf8
 
 app = typer.Typer(
     add_completion=False,
@@ -154,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
     leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
+    if refusal := _not_utf8_input(argv):
+        print(f"error: {refusal}: paths, names and queries are read as UTF-8", file=sys.stderr)
+        return 2
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = watched = ReaderWatch(sys.stdout), ReaderWatch(sys.stderr)
     try:
@@ -161,6 +165,21 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.stdout, sys.stderr = streams
     return READER_GONE if status == 0 and any(stream.gone for stream in watched) else status
+
+
+# The environment variables the commands read paths, names and settings from (some through Spark or pyarrow).
+_READ_VARIABLES = ("BACCARAT_", "AWS_", "AZURE_", "XDG_STATE_HOME", "JAVA_HOME")
+
+
+def _not_utf8_input(argv: list[str]) -> str | None:
+    """Which argument, or variable the commands read, is not UTF-8 text (pyarrow, DuckDB and py4j would
+    end in a traceback of their own), or None."""
+    if (bad := next((arg for arg in argv if not_utf8(arg)), None)) is not None:
+        return f"the argument '{as_bytes_read(bad)}' is not UTF-8 text ({not_utf8(bad)})"
+    for name, value in os.environ.items():
+        if name.startswith(_READ_VARIABLES) and not_utf8(value):
+            return f"the environment variable {name} '{as_bytes_read(value)}' is not UTF-8 text ({not_utf8(value)})"
+    return None
 
 
 def _command_status(argv: list[str]) -> int:

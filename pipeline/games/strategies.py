@@ -24,11 +24,12 @@ from pipeline.config_files import NAME, known_names, locate, read_yaml, shipped_
 from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
-from pipeline.user_files import UserFile, output_folder
+from pipeline.user_files import UserFile, output_file, output_folder
 
 PLAYER, BANKER = "player", "banker"
 FOLLOWED_TABLE = "punto_banco"  # what `otherwise: punto_banco` follows: the casino's fixed choices
 HAND_TOTALS = np.add.outer(np.arange(VALUES), np.arange(VALUES)) % 10  # of two card values a, b
+_MARK = "# Written by `baccarat solve --write-strategies`."  # the first line of each file it writes
 
 
 def probability(value) -> Fraction:
@@ -163,23 +164,28 @@ def shown_name(strategy: Strategy) -> str:
 
 def write_strategies(strategies: list[Strategy], folder: Path | str) -> list[tuple[Path, bool]]:
     """Write each as `folder/<name>.yaml` (a new file, renamed into place): (path, written) for each.
-    A file already there is kept; if it holds another strategy, nothing is written (a one-line error)."""
+    A file already there that it wrote is kept; if it holds another strategy, or is a file of the user's
+    (user_files.output_file), nothing is written (a one-line error). An empty file is replaced."""
     folder = output_folder(folder, "--write-strategies")
-    paths = [folder / f"{strategy.name}.yaml" for strategy in strategies]
-    same = [path.exists() and _holds(path, strategy) for path, strategy in zip(paths, strategies)]
+    paths = [output_file(folder / f"{strategy.name}.yaml", "--write-strategies", _MARK.encode())
+             for strategy in strategies]
+    same = [_filled(path) and _holds(path, strategy) for path, strategy in zip(paths, strategies)]
     for path, kept in zip(paths, same):
-        if path.exists() and not kept:
+        if _filled(path) and not kept:
             raise BaccaratError(f"{path} exists and holds another strategy: remove it or write to another folder")
     for path, strategy, kept in zip(paths, strategies, same):
         if not kept:
-            _write_new(path, f"# Written by `baccarat solve --write-strategies`.\n"
-                             f"{yaml.safe_dump(strategy_document(strategy), sort_keys=False)}")
+            _write_new(path, f"{_MARK}\n{yaml.safe_dump(strategy_document(strategy), sort_keys=False)}")
     return [(path, not kept) for path, kept in zip(paths, same)]
+
+
+def _filled(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
 
 
 def _holds(path: Path, strategy: Strategy) -> bool:
     what = str(path)
-    return path.is_file() and validated_strategy(read_yaml(UserFile(what, "strategy file"), what), what) == strategy
+    return validated_strategy(read_yaml(UserFile(what, "strategy file"), what), what) == strategy
 
 
 def _write_new(path: Path, text: str) -> None:

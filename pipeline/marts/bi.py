@@ -66,6 +66,9 @@ class WarehouseDialect(duckdb_engine.Dialect):
     def connect(self, *cargs, **cparams) -> _WarehouseConnection:
         database = cparams.pop("database", None)
         settings = {**cparams.pop("config", {}), **cparams.pop("url_config", {})}
+        if repeated := next((name for name, value in settings.items() if isinstance(value, tuple)), None):
+            raise duckdb.InvalidInputException(f"{repeated}= is given {len(settings[repeated])} times in the "
+                                               "connection URI: give it once")  # SQLAlchemy's query: a tuple
         bounds = {name: settings.pop(name) for name in _BOUNDS & set(settings)}
         refused = sorted(set(settings) - _HARMLESS_SETTINGS) + sorted(
             name for name, value in cparams.items() if (name, value) not in _HARMLESS_ARGUMENTS.items())

@@ -3,6 +3,7 @@ terminal, none in a pipe), each run read-only and within its bounds on the publi
 
 import contextlib
 import csv
+import io
 import itertools
 import os
 import signal
@@ -165,6 +166,8 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
     .quit, \\q, exit or end of input leaves.
     On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
     interactive = sys.stdin.isatty()
+    if isinstance(sys.stdin, io.TextIOWrapper):  # a byte that is not UTF-8 is then the statement's error
+        sys.stdin.reconfigure(errors="surrogateescape")
     if interactive:
         import readline  # noqa: F401  (input() gets line editing and this session's history; no file)
 

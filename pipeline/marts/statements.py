@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from pipeline.user_files import not_utf8
+
 # Table functions that act rather than read: they write the database, switch logging or profiling
 # (DuckDB 1.x lets them past a locked configuration; 1.5.6 aborts the process on enable_logging to a
 # file), change the parser, or run SQL given as text or serialized, past this check.
@@ -34,6 +36,8 @@ class _Word:
 def refuse_all_but_queries(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     """Raise DuckDB's PermissionException, before any of `sql` runs, unless each of its statements
     only reads."""
+    if what := not_utf8(sql):  # DuckDB's tokenizer would raise a TypeError
+        raise duckdb.InvalidInputException(f"the query is not UTF-8 text ({what})")
     for text, words in _statements(sql):
         if refusal := _refusal(con, text, words):
             raise duckdb.PermissionException(refusal)

@@ -16,6 +16,9 @@ from pipeline.errors import BaccaratError
 from pipeline.schemas import shipped_contracts
 
 
+_AZURE_PROBE = "baccarat-credentials-probe"  # a name no table uses
+
+
 @cache
 def partition_column() -> str:
     """The column every table is partitioned by, as the contracts declare it: the store keeps one."""
@@ -102,6 +105,8 @@ class Layout:
 
     def _check_bucket(self) -> None:
         bucket = self.fs_path().split("/", 1)[0]
+        if self.scheme in ("az", "abfss"):  # pyarrow 26 aborts the process (exit 134) when credentials fail
+            self.filesystem.get_file_info(f"{bucket}/{_AZURE_PROBE}")  # on a container; below one they raise
         if self.filesystem.get_file_info(bucket).type == pafs.FileType.NotFound:
             raise BaccaratError(f"{self.uri}: bucket {bucket!r} does not exist")
 

@@ -143,7 +143,7 @@ class Location:
 
     def _azure_account(self) -> str:
         if self.scheme == "abfss":
-            return self.uri.split("@", 1)[1].split(".", 1)[0]
+            return self.uri.split("@", 1)[1].split("/", 1)[0].split(".", 1)[0]  # ACCOUNT[.dfs.core.windows.net]
         account = os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
         if not account:
             raise BaccaratError("az:// needs AZURE_STORAGE_ACCOUNT_NAME in the environment")

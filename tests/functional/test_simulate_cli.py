@@ -165,7 +165,7 @@ def test_no_java_is_one_line_that_says_what_to_install(tmp_path):
     assert done.stderr.count("\n") == 1 and "Spark needs Java 17 or later" in done.stderr, done.stderr
 
 
-def baccarat_simulate(tmp_path, **env_changes: str | None) -> subprocess.CompletedProcess:
+def baccarat_simulate(tmp_path, master: str = "local[1]", **env_changes: str | None) -> subprocess.CompletedProcess:
     """A tiny `baccarat simulate` in a process (and JVM) of its own, its Spark log folder tmp_path/logs,
     its environment changed by `env_changes` (None removes a variable)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
@@ -176,7 +176,7 @@ def baccarat_simulate(tmp_path, **env_changes: str | None) -> subprocess.Complet
         else:
             env[name] = value
     return subprocess.run([sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "2", "--seed", "1",
-                           "--master", "local[1]", "--out", str(tmp_path / "data")],
+                           "--master", master, "--out", str(tmp_path / "data")],
                           env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -218,6 +218,25 @@ def test_a_jvm_that_stops_as_it_starts_is_one_line_naming_the_log_that_holds_its
     [log] = (tmp_path / "logs").iterdir()
     assert done.stderr == f"error: Spark's JVM stopped as it started: its output is in {log}\n"
     assert "fake java: this JVM cannot start" in log.read_text()
+
+
+@pytest.mark.slow  # a whole `baccarat simulate` whose driver (and JVM) is its own (docs/testing.md)
+@pytest.mark.parametrize(("setting", "master", "status", "said"), [
+    ("spark.scheduler.mode BANANA", "local[1]", 2,
+     "Spark refused its settings: [INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS] The value 'BANANA' in the config "
+     '"spark.scheduler.mode" is invalid.'),
+    ("", "k8s://https://127.0.0.1:1", 1,
+     "Spark did not start on k8s://https://127.0.0.1:1: KubernetesClientException: An error has occurred."),
+], ids=["a setting spark refuses", "a master that refuses the connection"])
+def test_a_driver_that_did_not_start_printed_a_py4j_traceback(tmp_path, setting, master, status, said):
+    """A Py4JJavaError as the SparkContext started (spark-defaults.conf's `spark.scheduler.mode BANANA`, a
+    k8s:// master that refuses the connection) ended the command in some 80 lines of traceback, exit 1."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text(setting + "\n")
+    done = baccarat_simulate(tmp_path, SPARK_CONF_DIR=str(tmp_path / "conf"), master=master)
+    assert done.returncode == status and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert done.stderr.startswith(f"error: {said}"), done.stderr
+    assert status == 2 or done.stderr.endswith(f"; its output is in {next((tmp_path / 'logs').iterdir())}\n")
 
 
 def test_the_overwrite_named_a_marts_command_without_the_out_it_was_given(committed, cli):

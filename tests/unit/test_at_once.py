@@ -1,12 +1,16 @@
 """each_at_once: every item's call in threads, the results in order, the first error after all end."""
 
 import _thread
+import concurrent.futures._base
+import sys
 import threading
 import time
 
 import pytest
 
 from pipeline.at_once import each_at_once
+
+futures_base = concurrent.futures._base.__file__
 
 
 def test_the_results_come_in_the_items_order_whatever_order_the_calls_end_in():
@@ -18,19 +22,24 @@ def test_the_results_come_in_the_items_order_whatever_order_the_calls_end_in():
 
 
 def test_the_calls_run_at_once_up_to_the_threads_given():
+    """Each call waits at a barrier for as many calls as should run at once: the barrier is passed only
+    when that many do (a 50 ms sleep instead let the first call end before the sixth began, under load)."""
     running, most, lock = [0], [0], threading.Lock()
 
-    def count(_: int) -> None:
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        time.sleep(0.05)
-        with lock:
-            running[0] -= 1
+    def count_at(barrier: threading.Barrier):
+        def count(_: int) -> None:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            barrier.wait(timeout=10)  # a pool that runs fewer at once breaks the barrier
+            time.sleep(0.01)  # a call that should wait has its chance to start, and to be counted
+            with lock:
+                running[0] -= 1
+        return count
 
-    each_at_once(count, range(6), threads=2)
+    each_at_once(count_at(threading.Barrier(2)), range(6), threads=2)
     assert most[0] == 2
-    each_at_once(count, range(6))
+    each_at_once(count_at(threading.Barrier(6)), range(6))
     assert most[0] == 6
 
 
@@ -53,19 +62,44 @@ def test_no_items_is_no_results():
     assert each_at_once(lambda item: item, []) == []
 
 
+def waiting_in_wait(thread: threading.Thread) -> bool:
+    """Whether `thread` is inside concurrent.futures.wait now."""
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None and not (frame.f_code.co_name == "wait" and frame.f_code.co_filename == futures_base):
+        frame = frame.f_back
+    return frame is not None
+
+
 def test_a_ctrl_c_waited_for_every_queued_item_before_it_was_seen():
-    """The interrupt comes while the caller waits (as a SIGINT the kernel gave a worker thread): it is
-    raised within a wait step, and the items not yet started never run."""
-    started = []
+    """The interrupt comes while the caller waits (as a SIGINT the kernel gave a worker thread), once the
+    first two calls have started and while they still run: it is raised within a wait step, and the items
+    not yet started never run. (A 0.3 s timer instead could come after the first calls had ended.)"""
+    started, two_started, release = [], threading.Event(), threading.Event()
+    caller = threading.current_thread()
 
-    def slow(item: int) -> None:
+    def held(item: int) -> None:
         started.append(item)
-        time.sleep(0.5)
+        if len(started) == 2:
+            two_started.set()
+        if item < 2:
+            release.wait(timeout=5)  # unreleased, the queued items would start after 5 s
 
-    threading.Timer(0.3, _thread.interrupt_main).start()
+    def interrupt_the_waiting_caller() -> None:
+        deadline = time.monotonic() + 10
+        if not two_started.wait(timeout=10):
+            return
+        while not waiting_in_wait(caller) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if time.monotonic() < deadline:
+            _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_the_waiting_caller, daemon=True).start()
     begun = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        each_at_once(slow, range(20), threads=2)
-    assert time.monotonic() - begun < 2
-    time.sleep(0.6)
-    assert len(started) <= 4
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            each_at_once(held, range(20), threads=2)
+        assert time.monotonic() - begun < 2
+    finally:
+        release.set()
+    time.sleep(0.1)
+    assert sorted(started) == [0, 1]

@@ -4,6 +4,7 @@ MAX_THREADS are refused in one line, from the command line and from the environm
 
 import duckdb
 import pytest
+import sqlalchemy as sa
 
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, MAX_THREADS, MAX_TIMEOUT, Bounds
@@ -66,6 +67,18 @@ def test_a_bad_bound_in_a_bi_uri_names_the_uri_s_key():
     with pytest.raises(BaccaratError) as refused:
         Bounds.given().tightened({"threads": "0"})
     assert str(refused.value) == "threads= in the connection URI must be a positive whole number, not '0'"
+
+
+@pytest.mark.parametrize("query", ["timeout=1&timeout=2", "threads=1&threads=1", "custom_user_agent=a&custom_user_agent=b"])
+def test_a_key_repeated_in_a_bi_uri_was_reported_as_a_python_tuple(tmp_path, query):
+    """`?timeout=1&timeout=2` said "timeout= ... must be a positive number, not ('1', '2')", and a repeated
+    harmless key was taken as it came. The key is named, before any warehouse is opened."""
+    key = query.split("=")[0]
+    engine = sa.create_engine(f"duckdb+baccarat:///{tmp_path / 'warehouse.duckdb'}?{query}")
+    with pytest.raises(sa.exc.DBAPIError) as refused:
+        engine.connect()
+    message = str(refused.value.orig)
+    assert message == f"{key}= is given 2 times in the connection URI: give it once" and "(" not in message
 
 
 def test_a_temp_folder_inside_the_data_named_a_variable_the_user_had_not_set(cli, tmp_path):

@@ -3,6 +3,9 @@ stdin ended 1 whatever failed. Its status is now its first failure's, as for the
 argument: refused or bad SQL (and a bad dot command) 2, damaged or missing data 1; each in one line."""
 
 import io
+import os
+import subprocess
+import sys
 
 import duckdb
 import pytest
@@ -21,6 +24,7 @@ MISSING_FILE = "SELECT * FROM read_parquet('{folder}/gone.parquet');\n"
     (MISSING_FILE + "DROP TABLE x;\n", 1, 2),
     ("DROP TABLE x;\n" + MISSING_FILE, 2, 2),
     ("SELECT 41 + 1 AS answer;\n", 0, 0),
+    ("SELECT 'caf\udcff';\nSELECT 41 + 1 AS answer;\n", 2, 1),  # byte 0xff on stdin: DuckDB's TypeError
 ])
 def test_refused_sql_on_stdin_exited_1_against_2_for_the_argument(monkeypatch, capsys, tmp_path, script, status,
                                                                    errors):
@@ -28,3 +32,15 @@ def test_refused_sql_on_stdin_exited_1_against_2_for_the_argument(monkeypatch, c
     assert shell.prompt(duckdb.connect(), Bounds(timeout=60)) == status
     err = capsys.readouterr().err.splitlines()
     assert len(err) == errors and all(line.startswith("error: ") for line in err)
+
+
+def test_a_script_not_in_utf8_ended_in_a_traceback_where_stdin_is_strict(tmp_path):
+    """Where stdin decodes strictly (a UTF-8 locale such as en_US.UTF-8, not C), byte 0xff in a script
+    ended `baccarat sql` in a UnicodeDecodeError traceback, exit 1, and the statements after it never ran."""
+    program = ("import sys, duckdb; from pipeline.marts import shell; from pipeline.marts.bounds import Bounds; "
+               "sys.exit(shell.prompt(duckdb.connect(), Bounds(timeout=60)))")
+    done = subprocess.run([sys.executable, "-c", program], input=b"SELECT 'caf\xff';\nSELECT 41 + 1 AS answer;\n",
+                          capture_output=True, timeout=60, cwd=tmp_path,
+                          env=os.environ | {"PYTHONIOENCODING": "utf-8:strict"})
+    assert (done.returncode, done.stdout) == (2, b"answer\n42\n"), done.stderr
+    assert done.stderr == b"error: the query is not UTF-8 text (byte 0xff)\n"

@@ -2,11 +2,13 @@
 folder is named by; only storage builds a data file's path, and its stream carries it. No JVM."""
 
 import dataclasses
+import os
 import pickle
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_process import baccarat
 
 from pipeline.schemas import shipped_contracts
 from pipeline.storage import Store, data_file, partition_column
@@ -82,3 +84,20 @@ def test_opening_a_table_read_every_commit_it_ever_had_since_no_commit_wrote_a_c
     assert [name for name in log if name.endswith(".checkpoint.parquet")]
     assert store.run_ids("rounds") == {f"r{run}" for run in range(CHECKPOINT_INTERVAL + 2)}
     assert sorted(store.read_rows("rounds")["shoe_id"].to_pylist()) == list(range(CHECKPOINT_INTERVAL + 2))
+
+
+@pytest.mark.parametrize(("command", "out"), [("runs", "abfss://data@account.dfs.core.windows.net/baccarat"),
+                                               ("verify", "abfss://data@account.dfs.core.windows.net"),
+                                               ("simulate", "abfss://data@account/baccarat")])
+def test_azure_credentials_that_fail_aborted_the_process(tmp_path, monkeypatch, command, out):
+    """`baccarat runs --out abfss://...` with no Azure credentials ended in "terminate called after
+    throwing an instance of 'Azure::Core::Credentials::AuthenticationException'", exit 134: pyarrow's
+    file information on a container does not catch it. A failure of the store, in one line."""
+    for name in [name for name in os.environ if name.startswith("AZURE_")]:
+        monkeypatch.delenv(name)
+    args = [command, "--out", out] + (["--shoes", "2", "--seed", "1"] if command == "simulate" else [])
+    done = baccarat(args, cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == "", (done.returncode, done.stderr)
+    account = out.split("@")[1].split("/")[0].split(".")[0]
+    assert done.stderr.splitlines()[-1].startswith(f"error: output path {out} is not "), done.stderr
+    assert f"https://{account}.blob.core.windows.net/data" in done.stderr and "terminate" not in done.stderr

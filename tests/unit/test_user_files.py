@@ -133,3 +133,25 @@ def test_a_file_the_command_wrote_or_an_empty_one_is_replaced(tmp_path, capsys):
         assert main(["bi", "superset-bundle", "--warehouse", str(warehouse), "-o", str(target)]) == 0
     assert empty.read_bytes() == bundle.read_bytes()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("contents", ["my notes\n", "- a list\n", "name: [unclosed\n", "#" * 5000 + "\n"],
+                         ids=["text", "a list", "bad YAML", "a long comment"])
+def test_a_file_of_the_user_s_in_the_strategies_folder_is_refused_as_one(contents, tmp_path, capsys):
+    """`solve --write-strategies DIR` over a same-named file of the user's kept it (exit 2), but the line it
+    said was that file's YAML or schema errors, read as if it were a strategy, not that it is the user's
+    file; the refusal is the other outputs' (user_files.output_file), and nothing is written."""
+    mine = tmp_path / "chemin_de_fer_parlor_equilibrium_infinite_total_banker.yaml"
+    mine.write_text(contents)
+    status = main(["solve", "--rules", "chemin_de_fer_parlor", "--decks", "infinite", "--write-strategies",
+                   str(tmp_path)])
+    one_line_refusal(status, *capsys.readouterr(), f"{mine}' is a file this command did not write: it is left as it is")
+    assert mine.read_text() == contents and sorted(tmp_path.iterdir()) == [mine]
+
+
+def test_an_empty_file_in_the_strategies_folder_is_replaced(tmp_path, capsys):
+    empty = tmp_path / "chemin_de_fer_parlor_equilibrium_infinite_total_banker.yaml"
+    empty.touch()
+    assert main(["solve", "--rules", "chemin_de_fer_parlor", "--decks", "infinite", "--write-strategies",
+                 str(tmp_path)]) == 0
+    assert empty.read_text().startswith("# Written by `baccarat solve --write-strategies`.\nname: ")
