@@ -152,9 +152,9 @@ class RunRecord:
         """A runs row as the run's record, or a one-line error naming what is malformed: damaged data, a
         failure of the world."""
         try:
+            rule_set = _document(row["rule_set"], "rule_set", ("decks", "bets"))
             return cls(
-                run_id=row["run_id"], rules=row["rules"],
-                rule_set=_document(row["rule_set"], "rule_set", ("decks", "bets")), seed=int(row["seed"]),
+                run_id=row["run_id"], rules=row["rules"], rule_set=rule_set, seed=int(row["seed"]),
                 shoes=row["shoes"], rounds=row["rounds"], banker_wins=row["banker_wins"],
                 player_wins=row["player_wins"], ties=row["ties"], partitions=row["partitions"],
                 software_version=row["software_version"], spark_master=row["spark_master"],
@@ -164,7 +164,7 @@ class RunRecord:
                 files=_files(row["files"]),
                 strategies=None if row.get("strategies") is None else _document(row["strategies"], "strategies"),
                 banque=None if row.get("banque") is None else _document(row["banque"], "banque", BANQUE_PARAMETERS),
-                round_groups=parsed_round_groups(row.get("round_groups"), len(json.loads(row["rule_set"])["bets"])))
+                round_groups=parsed_round_groups(row.get("round_groups"), len(rule_set["bets"])))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise DamagedRun(f"the runs row of {row.get('run_id')!r} is malformed ({type(error).__name__}: "
                              f"{error})".splitlines()[0]) from None

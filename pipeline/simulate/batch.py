@@ -9,6 +9,7 @@ from pipeline.bets import BET_KINDS, PAIR_STATES, PAIRS_BASIS, RESULT_BASIS, RES
 from pipeline.cards import NO_CARD
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.strategies import banker_draw_probabilities, player_draw_probabilities
+from pipeline.round_groups import RoundGroups, merged_round_groups
 from pipeline.rule_sets import RuleSet
 from pipeline.schemas import DECISION_CODES, NO_DECISION, OUTCOME_CODES, contract
 from pipeline.simulate.kernel import deal_shoes
@@ -63,16 +64,16 @@ class Dealer:
         most rounds, one per four cards)."""
         return np.zeros((len(RESULT_STATES), len(PAIR_STATES), self.rule_set.cards // 4 + 1), dtype=np.int64)
 
-    def round_groups(self, round_counts: np.ndarray) -> list[list]:
+    def round_groups(self, round_counts: np.ndarray) -> RoundGroups:
         """The rounds `round_counts` counted, by outcome, streak index and net cents of each bet (in the
         rule set's order): rows [outcome, streak_index, rounds, *cents], as prep_round_groups.sql groups
-        the rounds' columns."""
-        groups: dict[tuple, int] = {}
+        the rounds' columns (states that settle alike merged)."""
+        cells = []
         for state, pairs, streak in zip(*np.nonzero(round_counts)):
             cents = np.where(self.net_basis == RESULT_BASIS, self.net_tables[:, state], self.net_tables[:, pairs])
-            key = (RESULT_STATES[state].winner, int(streak), *cents.tolist())
-            groups[key] = groups.get(key, 0) + int(round_counts[state, pairs, streak])
-        return [[outcome, streak, rounds, *cents] for (outcome, streak, *cents), rounds in sorted(groups.items())]
+            cells.append((RESULT_STATES[state].winner, int(streak), int(round_counts[state, pairs, streak]),
+                          *cents.tolist()))
+        return merged_round_groups([cells])
 
     def _rounds(self, shoe_id, round_no, cards, totals, outcome, flags, cards_left, big_road_column,
                 streak_index, nets, decisions) -> pa.Table:
