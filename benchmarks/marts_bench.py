@@ -28,7 +28,7 @@ every process of the command, the driver, the JVM and the Python workers include
 1.5 GB). --master standalone starts a standalone cluster on 127.0.0.1 (a master and N one-core
 workers, as tests/functional/test_cluster.py does) for each N of --workers, runs the command there
 with each engine, stops the cluster, and reports the speed-up of 2 workers over 1 (target: at least
-1.6x) and the start-up's share of the time (the interpreter, the imports and the SparkSession; the
+1.6x) and the start-up's share of the time (the interpreter, the imports and the SparkContext; the
 target holds only where it is under 10 %).
 The script is a report: it exits 0 whatever the ratios are.
 """
@@ -90,7 +90,7 @@ def timed(module, name, phase):
             setattr(holder, name, wrapper)
 for module, name, phase in ((inputs, "load_runs", "verify"), (runs, "check_run", "checksums"),
                             (engines, "build_marts", "build"), (publish, "write_marts", "commit"),
-                            (publish, "publish_warehouse", "publish"), (spark, "spark_session", "spark")):
+                            (publish, "publish_warehouse", "publish"), (spark, "spark_context", "spark")):
     timed(module, name, phase)
 begun = time.perf_counter()
 status = cli.main(sys.argv[1:])
@@ -144,7 +144,7 @@ def command_figures(out: str, run_id: str, engine: str, warehouse: Path, spark: 
 
 def split(f: dict) -> str:
     return (f"start-up {f['start-up']:.2f} (imports {f['imports']:.2f})   check_run {f['checksums']:.2f}   "
-            f"other checks {f['verify']:.2f}   SparkSession {f['spark']:.2f}   build {f['build']:.2f}   "
+            f"other checks {f['verify']:.2f}   SparkContext {f['spark']:.2f}   build {f['build']:.2f}   "
             f"mart commits {f['commit']:.2f}   "
             f"warehouse {f['publish']:.2f}   rest {f['other']:.2f}   exit {f['exit']:.2f}")
 
@@ -223,7 +223,7 @@ def spark_report(out: str, shoes: int, workdir: Path, spark: list[str]) -> None:
 
 
 def startup_share(figures: dict) -> float:
-    """The share of the wall time before the command can run a task: the interpreter, imports, SparkSession."""
+    """The share of the wall time before the command can run a task: the interpreter, imports, SparkContext."""
     return (figures["start-up"] + figures["spark"]) / figures["wall"]
 
 

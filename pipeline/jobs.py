@@ -163,7 +163,7 @@ def _check_written(plan: JobPlan, files: list[dict]) -> None:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
 
 
-def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,
+def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,
             on_again: Callable[[int], Callable[[int, int], None]] | None = None) -> Any:
     """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
 
@@ -171,7 +171,6 @@ def run_job(spark, plan: JobPlan, on_progress: Callable[[int, int], None] | None
     plan's tasks run; on_again(shoes), when the plan's settled() runs tasks again over ranges of that
     many shoes, gives the progress callable of that stage."""
     started = datetime.now(UTC)
-    context = spark.sparkContext
     settings = plan.out.settings_names()
 
     def failed(message: str) -> JobFailed:

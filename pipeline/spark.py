@@ -1,4 +1,5 @@
-"""The one place a SparkSession starts: Java and the master checked first, Spark's own output kept in a
+"""The one place Spark starts (a SparkContext: the jobs and the marts use Spark to schedule their own
+tasks, never its SQL engine): Java and the master checked first, Spark's own output kept in a
 log file of its own (or on the terminal when BACCARAT_SPARK_LOG_LEVEL asks), the driver's JVM tuned
 for scheduling."""
 
@@ -141,12 +142,11 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def spark_session(master: str | None, app_name: str):
-    """The one place a SparkSession is made. Under spark-submit the JVM and the master come from there.
+def spark_context(master: str | None, app_name: str):
+    """The one place a SparkContext is made. Under spark-submit the JVM and the master come from there.
     Otherwise this process starts the JVM, with its output (Spark's log, the executors' traces) in a
     new file of spark_log_folder() unless BACCARAT_SPARK_LOG_LEVEL asks for it on the terminal."""
-    from pyspark import SparkConf
-    from pyspark.sql import SparkSession
+    from pyspark import SparkConf, SparkContext
 
     requested = _requested_spark_log_level()
     # py4j logs an interrupted call through the root logger, which with no handler of its own would print
@@ -156,8 +156,8 @@ def spark_session(master: str | None, app_name: str):
     if not submitted:
         check_java()
         master = check_master(master or "local[*]")
-    if (session := SparkSession.getActiveSession()) is not None:
-        return session
+    if (context := SparkContext._active_spark_context) is not None:  # one a process: later commands of it (the tests') share it
+        return context
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
@@ -165,13 +165,12 @@ def spark_session(master: str | None, app_name: str):
     # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
     conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     if submitted:
-        return SparkSession.builder.config(conf=conf).getOrCreate()
-    _start_driver(launched_conf(conf, master, level), log=None if requested else _new_spark_log())
-    return SparkSession.builder.getOrCreate()
+        return SparkContext.getOrCreate(conf)
+    return _start_driver(launched_conf(conf, master, level), log=None if requested else _new_spark_log())
 
 
-def _start_driver(conf, log: Path | None) -> None:
-    """Start the driver's JVM, its output going to `log` (None: to this process's)."""
+def _start_driver(conf, log: Path | None):
+    """Start the driver's JVM, its output going to `log` (None: to this process's), and its SparkContext."""
     from pyspark import SparkContext
     from pyspark.errors import PySparkRuntimeError
     from pyspark.java_gateway import launch_gateway
@@ -189,7 +188,7 @@ def _start_driver(conf, log: Path | None) -> None:
         _stop(gateway)
         raise KeyboardInterrupt
     try:
-        SparkContext(conf=conf, gateway=gateway)
+        return SparkContext(conf=conf, gateway=gateway)
     except Py4JJavaError as error:  # a setting Spark refuses, or a master (k8s://) it cannot reach
         failure = _start_failure(error.java_exception, conf.get("spark.master"), log)
         _stop(gateway)

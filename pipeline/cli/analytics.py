@@ -80,13 +80,13 @@ def _range_runner(master: str | None, out: "Store") -> tuple["RangeRunner", int]
     """How the shoe ranges' partials run, and on how many cores: in this process (a range per core from a
     local folder, two at a time from an object store), or as Spark tasks (with the cluster's cores)."""
     from pipeline.marts.partials import on_every_core, two_at_once
-    from pipeline.spark import spark_session
+    from pipeline.spark import spark_context
 
     if not _on_spark(master):
         return (on_every_core, os.cpu_count() or 1) if out.is_local else (two_at_once, 1)
     from pipeline.marts.cluster import spark_ranges
 
-    context = spark_session(master, "baccarat marts").sparkContext
+    context = spark_context(master, "baccarat marts")
     return spark_ranges(context), context.defaultParallelism
 
 

@@ -89,11 +89,11 @@ def _run_on_spark(plan, master: str | None, what: str, shoes: int,
     """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress
     (the speed in `rows`, what a row of the plan's first table is)."""
     from pipeline.jobs import run_job
-    from pipeline.spark import spark_session
+    from pipeline.spark import spark_context
 
-    spark = spark_session(master, f"baccarat {what}")
+    context = spark_context(master, f"baccarat {what}")
     if plan.partitions is None:
-        plan = replace(plan, partitions=default_partitions(shoes, spark.sparkContext.defaultParallelism))
+        plan = replace(plan, partitions=default_partitions(shoes, context.defaultParallelism))
     reporters = [Reporter(what, shoes, live=sys.stderr.isatty(), rows=rows)]
 
     def again(shoes_again: int) -> Reporter:
@@ -103,7 +103,7 @@ def _run_on_spark(plan, master: str | None, what: str, shoes: int,
         return reporters[-1]
 
     try:
-        return run_job(spark, plan, reporters[0], again)
+        return run_job(context, plan, reporters[0], again)
     finally:
         reporters[-1].close()
 

@@ -1,4 +1,4 @@
-"""Fixtures of the functional tier: the suite's one SparkSession and the local S3 server; spark_jobs.py
+"""Fixtures of the functional tier: the suite's one SparkContext and the local S3 server; spark_jobs.py
 holds the helpers that run jobs through them."""
 
 import inspect
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from local_s3 import aws_environment, s3_server
 
-from pipeline.spark import spark_session
+from pipeline.spark import spark_context
 
 # The modules that take longest, longest first: `--dist loadfile --no-loadscope-reorder` (pyproject.toml) hands
 # the modules to the workers in this order, so that none of them starts when the other workers are nearly done.
@@ -78,14 +78,14 @@ def store_uri(request, tmp_path) -> str:
 
 @pytest.fixture(scope="session")
 def spark(request):
-    """The one SparkSession of the suite: local[2], UI off. When a test of the session uses the local S3
+    """The suite's one SparkContext: local[2], UI off. When a test of the session uses the local S3
     server, the server starts first, so that Spark's Python workers inherit its variables; a session
     without such a test (`-m "not slow"`) starts no server."""
     if any(on_the_s3_server(item) for item in request.session.items):
         request.getfixturevalue("s3_endpoint")
-    session = spark_session("local[2]", "baccarat-tests")
-    yield session
-    session.stop()
+    context = spark_context("local[2]", "baccarat-tests")
+    yield context
+    context.stop()
 
 
 @pytest.fixture

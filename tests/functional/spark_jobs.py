@@ -1,4 +1,4 @@
-"""Helpers of the functional tier that run the pipeline's jobs through the suite's SparkSession."""
+"""Helpers of the functional tier that run the pipeline's jobs through the suite's SparkContext."""
 
 import os
 from pathlib import Path

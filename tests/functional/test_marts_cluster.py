@@ -83,7 +83,7 @@ def assert_same_marts(built: dict, expected: dict) -> None:
 def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one_process, rules, engine, ranges):
     run, road_stats_shoes = runs[rules]
     built = built_tables(run.out, build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes, ranges,
-                                              spark_ranges(spark.sparkContext)))
+                                              spark_ranges(spark)))
     expected = one_process(rules, engine)
     assert set(expected) == set(MARTS) | (set(COMPOSITION_MARTS) if rules == "ez_baccarat" else set())
     assert all(table.num_rows > 0 for table in expected.values())
@@ -93,7 +93,7 @@ def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one
 def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
     """local[2] runs two one-core tasks at once: each task's DuckDB connection and Polars pool have one
     thread (spark.task.cpus), not one per core of the host."""
-    assert int(spark.sparkContext.getConf().get("spark.task.cpus", "1")) == 1 < (os.cpu_count() or 1)
+    assert int(spark.getConf().get("spark.task.cpus", "1")) == 1 < (os.cpu_count() or 1)
     store = Store.parse(str(tmp_path))
 
     def engine_threads(shoes):
@@ -104,7 +104,7 @@ def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
         return {"duckdb": int(duckdb_threads), "polars": polars.thread_pool_size()}
 
     ranges = [ShoeRange(first, first + 1, (), ()) for first in range(4)]
-    assert spark_ranges(spark.sparkContext)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
+    assert spark_ranges(spark)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
 
 
 def test_sessions_straddling_two_ranges_are_completed_by_the_merge(runs):

@@ -18,9 +18,9 @@ class InterruptOnStart(subprocess.Popen):
         os.kill(os.getpid(), signal.SIGINT)
 
 pyspark.java_gateway.Popen = InterruptOnStart
-from pipeline.spark import spark_session
+from pipeline.spark import spark_context
 try:
-    spark_session("local[1]", "interrupted-as-it-starts")
+    spark_context("local[1]", "interrupted-as-it-starts")
 except KeyboardInterrupt:
     sys.exit(130)
 """

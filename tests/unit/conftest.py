@@ -45,10 +45,10 @@ def no_jvm(java_tripwire, monkeypatch):
     session still finds Java), and fails that test, at teardown, if it tried to start Java."""
     monkeypatch.setenv("PATH", f"{java_tripwire.bin}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    if (spark_sql := sys.modules.get("pyspark.sql")) is not None:
-        # A session that ran functional tests first holds their SparkSession: hidden, so that a unit
+    if (pyspark := sys.modules.get("pyspark")) is not None:
+        # A session that ran functional tests first holds their SparkContext: hidden, so that a unit
         # test reaching for Spark starts one, and trips, instead of borrowing it.
-        monkeypatch.setattr(spark_sql.SparkSession, "getActiveSession", classmethod(lambda cls: None))
+        monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", None)
     yield
     launches = java_tripwire.launches()
     java_tripwire.clear()
