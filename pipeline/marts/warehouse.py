@@ -152,14 +152,16 @@ def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
 
 
 def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:
-    """One line naming the run and the file of the first view whose file is gone, and how to republish."""
+    """One line naming the run and the file of the first view whose file is gone, and what to run: a damaged
+    run (a file of its rounds gone) is refused by `baccarat marts` until repaired, as verify says."""
     for view, name in sorted(named):
         file = os.path.normpath(stable.parent / name)
         if not Path(file).is_file():
             found = _RUN_FILE.fullmatch(file)
             out, run = found.groups() if found else (stable.parent, "?")
-            raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is "
-                                f"gone: publish the warehouse again (baccarat marts --out {out} --warehouse {stable})")
+            raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is gone: "
+                                f"`baccarat verify --out {out}` names the repair if the run is damaged; then publish "
+                                f"the warehouse again (baccarat marts --out {out} --warehouse {stable})")
 
 
 _DATA_FAILURES = ("IO Error:", "Invalid Error:", "Serialization Error:")  # reading, decoding a file
