@@ -129,6 +129,10 @@ def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailur
                              "--memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more")
     if re.search(r"\block", reason.lower()):  # not the "block" of other errors
         hint = "another process holds it open for writing: end that process, or publish again with `baccarat marts`"
+    elif "different configuration" in reason:  # each opening's spill folder is its own
+        hint = ("this process holds it open in another connection already, and DuckDB opens a file once per "
+                "process with one configuration: close that connection first (one connection at a time per "
+                "process, e.g. SQLAlchemy's NullPool and one thread)")
     else:
         hint = f"it is damaged or not a warehouse: publish it again with `baccarat marts --warehouse {path}`"
     return WorldFailure(f"warehouse {path} cannot be opened ({reason}); {hint}")
