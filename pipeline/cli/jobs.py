@@ -35,7 +35,10 @@ if TYPE_CHECKING:  # the commands load the job machinery (pyarrow, Delta Lake, S
     from pipeline.storage import Store
 
 ShoesOption = Annotated[int, typer.Option(min=1, max=MAX_SHOES, help="How many shoes to deal (at most 10**10).")]
-SeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Run seed, 0 to 2**64-1.")]
+SeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help=(
+    "Run seed, 0 to 2**64-1; required here (`baccarat run` deals seed 1 when none is given)."))]
+RunSeedOption = Annotated[int, typer.Option(min=0, max=MAX_SEED, help=(
+    "Run seed, 0 to 2**64-1 (`baccarat simulate` requires one)."))]
 
 
 class Reporter:
@@ -352,7 +355,7 @@ def _sessions_table(run_id: str, summaries: dict[str, dict]) -> TextTable:
 def run(
     shoes: Annotated[int, typer.Option(min=1, max=MAX_SHOES, help="How many shoes to deal (at most 10**10).")] = 20_000,
     rules: RulesOption = DEFAULT_RULES,
-    seed: SeedOption = 1,
+    seed: RunSeedOption = 1,
     out: OutOption = DEFAULT_OUT,
     master: MasterOption = None,
     warehouse: WarehouseOption = None,

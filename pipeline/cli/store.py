@@ -70,13 +70,28 @@ def verify(
     problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
     if not problems and not runs_checked and all(out.delta_table(table) is None for table in out.table_names()):
         raise _no_table(out, "verify")
+    temporaries = out.temporaries()
     if as_json:
-        print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems}))
+        print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems,
+                          "temporaries": [str(path) for path in temporaries]}))
     elif problems:
         print("\n".join(problems))
     else:
         print(f"verified {count(runs_checked, 'run')} in {out}: every log, file and contract checks out")
+    if temporaries and not as_json:
+        print(_temporaries_note(out, temporaries))
     return 1 if problems else 0
+
+
+def _temporaries_note(out: "Store", temporaries: list[Path]) -> str:
+    """The temporary files in OUT's run folders, which no table reads, and what removes them."""
+    from pipeline.storage import STALE_SECONDS
+
+    size = sum(path.stat().st_size for path in temporaries if path.exists())
+    folders = ", ".join(sorted({str(path.parent) for path in temporaries}))
+    return (f"note: {count(len(temporaries), 'temporary file')} ({size:,} bytes), which no table reads, in {folders}: "
+            f"an interrupted write's, unless a job is writing there now; `baccarat vacuum --out {out}` removes those "
+            f"no writer has touched for {STALE_SECONDS // 60} minutes")
 
 
 def _a_retention_in_bounds(hours: int) -> int:
@@ -99,6 +114,7 @@ def vacuum(
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
     from pipeline.runs import RUN_TABLES, read_runs
+    from pipeline.storage import STALE_SECONDS
 
     records = read_runs(out.check_readable())
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
@@ -109,6 +125,9 @@ def vacuum(
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
         verb = "would remove" if dry_run else "removed"
         print(f"{out.location(table)}: {verb} {count(len(removed), 'file')}")
+    if dead := out.remove_dead_temporaries(dry_run):
+        print(f"{out}: {verb} {count(len(dead), 'temporary file')} of an interrupted write "
+              f"(untouched for {STALE_SECONDS // 60} minutes)")
 
 
 CLONE_DICTIONARY = Path("docs/tables.md")

@@ -76,9 +76,22 @@ def _refusal(con: duckdb.DuckDBPyConnection, text: str, words: list[_Word]) -> s
         explained = _explained(words)
         inner = text[explained[0].start:] if explained else ""
         return f"EXPLAIN {REFUSED}" if not explained or _refusal(con, inner, _shifted(explained)) else None
-    kinds = {statement.type.name for statement in con.extract_statements(text)}
+    kinds = {_kind(statement) for statement in con.extract_statements(text)}
     allowed = {"SELECT", "MULTI", "CREATE"} if lead in QUERY_FORMS else {"SELECT"}
-    return None if kinds and kinds <= allowed else f"{sorted(kinds - allowed or kinds)[0]} {REFUSED}"
+    if kinds and kinds <= allowed:
+        return None
+    # named as written: DuckDB parses INSTALL as a LOAD, CHECKPOINT as a CALL, USE and RESET as a SET
+    written = sorted(kinds - allowed or kinds)[0] if lead == "with" else " ".join(
+        word.text.upper() for word in words[:2 if lead == "force" else 1])
+    return f"{written} {REFUSED}"
+
+
+def _kind(statement) -> str:
+    """DuckDB's type of a statement; UNKNOWN for one its Python enum does not name (UPDATE EXTENSIONS)."""
+    try:
+        return statement.type.name
+    except ValueError:
+        return "UNKNOWN"
 
 
 def _explained(words: list[_Word]) -> list[_Word]:

@@ -129,6 +129,10 @@ def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailur
                              "--memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more")
     if re.search(r"\block", reason.lower()):  # not the "block" of other errors
         hint = "another process holds it open for writing: end that process, or publish again with `baccarat marts`"
+    elif "different configuration" in reason:  # each opening's spill folder is its own
+        hint = ("this process holds it open in another connection already, and DuckDB opens a file once per "
+                "process with one configuration: close that connection first (one connection at a time per "
+                "process, e.g. SQLAlchemy's NullPool and one thread)")
     else:
         hint = f"it is damaged or not a warehouse: publish it again with `baccarat marts --warehouse {path}`"
     return WorldFailure(f"warehouse {path} cannot be opened ({reason}); {hint}")
@@ -152,14 +156,16 @@ def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
 
 
 def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:
-    """One line naming the run and the file of the first view whose file is gone, and how to republish."""
+    """One line naming the run and the file of the first view whose file is gone, and what to run: a damaged
+    run (a file of its rounds gone) is refused by `baccarat marts` until repaired, as verify says."""
     for view, name in sorted(named):
         file = os.path.normpath(stable.parent / name)
         if not Path(file).is_file():
             found = _RUN_FILE.fullmatch(file)
             out, run = found.groups() if found else (stable.parent, "?")
-            raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is "
-                                f"gone: publish the warehouse again (baccarat marts --out {out} --warehouse {stable})")
+            raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is gone: "
+                                f"`baccarat verify --out {out}` names the repair if the run is damaged; then publish "
+                                f"the warehouse again (baccarat marts --out {out} --warehouse {stable})")
 
 
 _DATA_FAILURES = ("IO Error:", "Invalid Error:", "Serialization Error:")  # reading, decoding a file

@@ -16,9 +16,18 @@ import pyarrow as pa
 from pipeline.at_once import each_at_once
 from pipeline.atomic import TEMPORARY_PREFIX
 from pipeline.storage.errors import StorageError, first_line
-from pipeline.storage.layout import data_file, run_folder
+from pipeline.storage.layout import data_file, partition_column, run_folder
 
 STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
+
+
+def untouched(path: Path) -> bool:
+    """Whether no writer has touched the temporary file at `path` for STALE_SECONDS: a dead attempt's
+    (False once its writer renamed it)."""
+    try:
+        return path.stat().st_mtime < time.time() - STALE_SECONDS
+    except FileNotFoundError:
+        return False
 
 
 class HashingStream(io.RawIOBase):
@@ -89,11 +98,26 @@ class DataFiles:
         executor cannot clean up after itself), and any other untouched for STALE_SECONDS; another job's
         file being written is left alone."""
         folder = Path(self.fs_path(run_folder(table, run_id)))
-        stale = time.time() - STALE_SECONDS
         for leftover in folder.glob(f"{TEMPORARY_PREFIX}*.tmp") if self.is_local and folder.is_dir() else ():
             with contextlib.suppress(FileNotFoundError):
-                if f".{job}." in leftover.name or leftover.stat().st_mtime < stale:
+                if f".{job}." in leftover.name or untouched(leftover):
                     leftover.unlink()
+
+    def temporaries(self) -> list[Path]:
+        """The temporary data files in the run folders of OUT's tables on a local disk: a running job's,
+        or those a killed one left (an object store's are kept in memory). No table reads them."""
+        if not self.is_local:
+            return []
+        return sorted(leftover for table in self.table_names() for leftover in
+                      Path(self.fs_path(table)).glob(f"{partition_column()}=*/{TEMPORARY_PREFIX}*.tmp"))
+
+    def remove_dead_temporaries(self, dry_run: bool) -> list[Path]:
+        """Remove the temporary data files no writer has touched for STALE_SECONDS (a killed job's, which
+        only a later write of the same run would remove); returns them (those that would go, if `dry_run`)."""
+        dead = [leftover for leftover in self.temporaries() if untouched(leftover)]
+        for leftover in dead if not dry_run else ():
+            leftover.unlink(missing_ok=True)
+        return dead
 
     def check_written(self, files: list[dict]) -> None:
         """Every file (path under OUT, size) is in the store with the size its writer recorded; else a

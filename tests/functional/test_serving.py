@@ -349,6 +349,7 @@ def test_a_view_whose_files_are_gone_names_the_run_the_file_and_the_repair(data,
     done = baccarat_here("sql", "--out", data, "SELECT count(*) FROM bet_performance")
     assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
     assert "run 'serving'" in done.stderr and str(gone) in done.stderr and f"baccarat marts --out {data} --warehouse" in done.stderr
+    assert f"`baccarat verify --out {data}` names the repair" in done.stderr
 
 
 # ------------------------------------------------------------------ publishing fails in one line

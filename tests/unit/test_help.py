@@ -27,3 +27,12 @@ def test_the_marts_help_said_its_master_defaults_to_local_star_but_without_one_n
     master = next(option for option in COMMAND.commands["marts"].params if option.name == "master")
     assert status == 0 and " ".join(master.help.split()) in " ".join(out.split())
     assert "local[*]" not in master.help and "without it, in this process" in master.help
+
+
+def test_the_seed_help_says_simulate_requires_one_and_run_defaults_to_1(cli):
+    """`simulate` requires --seed while `run` takes 1: each command's help said neither."""
+    _, simulate, _ = cli("simulate", "--help")
+    _, run, _ = cli("run", "--help")
+    simulate, run = " ".join(simulate.split()), " ".join(run.split())
+    assert "required" in simulate and "`baccarat run` deals seed 1 when none is given" in simulate
+    assert "[default: 1;" in run and "`baccarat simulate` requires one" in run

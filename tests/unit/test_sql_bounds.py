@@ -81,6 +81,15 @@ def test_a_key_repeated_in_a_bi_uri_was_reported_as_a_python_tuple(tmp_path, que
     assert message == f"{key}= is given 2 times in the connection URI: give it once" and "(" not in message
 
 
+def test_an_empty_key_in_a_bi_uri_never_reaches_the_dialect_as_the_docs_say():
+    """`?timeout=` keeps the bound as it was, without an error: SQLAlchemy's URI parser drops a key without a
+    value before any dialect sees the URI (docs/serving.md says so); one that reached it would be refused."""
+    assert dict(sa.engine.make_url("duckdb+baccarat:////w.duckdb?timeout=&threads=1").query) == {"threads": "1"}
+    with pytest.raises(BaccaratError) as refused:
+        Bounds.given().tightened({"timeout": ""})
+    assert str(refused.value) == "timeout= in the connection URI (seconds) must be a positive number, not ''"
+
+
 def test_a_temp_folder_inside_the_data_named_a_variable_the_user_had_not_set(cli, tmp_path):
     """`baccarat sql --temp-directory DATA/spill` said 'give one outside it (BACCARAT_SQL_TEMP_DIRECTORY)'."""
     (tmp_path / "warehouse.duckdb").touch()

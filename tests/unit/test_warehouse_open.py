@@ -1,11 +1,12 @@
 """Opening the published warehouse for readers (pipeline/marts/warehouse.py): a Ctrl-C while it is
-opened becomes exit 130 at the command line."""
+opened becomes exit 130 at the command line; what the one line says when it cannot be opened."""
 
 import shutil
 
 import duckdb
 import pytest
 
+from pipeline.errors import WorldFailure
 from pipeline.marts import warehouse
 
 
@@ -113,3 +114,43 @@ def test_a_warehouse_published_inside_a_table_was_removed_by_its_vacuum(tmp_path
             check_warehouse_target(target)
     assert sorted(rounds.rglob("*")) == before
     assert check_warehouse_target(tmp_path / "data" / "w.duckdb") == tmp_path / "data" / "w.duckdb"
+
+
+def test_a_view_whose_run_file_is_gone_names_verify_before_the_republish(cli, tmp_path):
+    """The one line named only `baccarat marts --out OUT --warehouse PATH`, which fails (exit 1) when the
+    file is gone because the run is damaged (marts refuses a damaged run, naming its repair): it names
+    `baccarat verify`, which tells a damaged run (and its repair) from a stale warehouse, then the republish."""
+    data = tmp_path / "data"
+    part = data / "rounds" / "run_id=r" / "part-0.parquet"
+    part.parent.mkdir(parents=True)
+    path = data / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"COPY (SELECT 1 AS shoe_id) TO '{part}' (FORMAT parquet)")
+        con.execute(f"SET file_search_path = '{data}'")  # the views name their files as a publish does
+        con.execute("CREATE VIEW rounds AS SELECT * FROM read_parquet('rounds/run_id=r/part-0.parquet')")
+    part.unlink()
+    status, out, err = cli("sql", "--warehouse", path, "SELECT 1")
+    assert (status, out) == (1, "") and err.count("\n") == 1
+    assert err.endswith(f"whose file {part} is gone: `baccarat verify --out {data}` names the repair if the run is "
+                        f"damaged; then publish the warehouse again (baccarat marts --out {data} --warehouse {path})\n")
+
+
+def test_a_second_opening_in_the_same_process_is_not_called_a_damaged_warehouse(tmp_path):
+    """Two connections at once in one process (a BI server's threads, a SQLAlchemy pool) failed with 'it is
+    damaged or not a warehouse: publish it again': DuckDB shares one database per file in a process and
+    refuses another configuration, and each opening has a spill folder of its own. Publishing again does
+    not help; the line says what happened."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    first = warehouse.open_warehouse(path)
+    try:
+        with pytest.raises(WorldFailure) as refused:
+            warehouse.open_warehouse(path)
+    finally:
+        first.close()
+    message = str(refused.value)
+    assert "damaged" not in message and "publish" not in message
+    assert message.endswith("this process holds it open in another connection already, and DuckDB opens a file "
+                            "once per process with one configuration: close that connection first (one "
+                            "connection at a time per process, e.g. SQLAlchemy's NullPool and one thread)")
+    warehouse.open_warehouse(path).close()  # once the first is closed

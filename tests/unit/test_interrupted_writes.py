@@ -1,0 +1,56 @@
+"""After `kill -9` of a running `simulate`, its tasks' temporary files (.tmp, hidden) stayed in the run
+folders: `verify` said every file checks out, `vacuum` (delta-rs skips hidden files) never removed them,
+and only a later write of the same run, ten minutes on, did. `verify` names them and the command that
+removes them; `vacuum` removes those no writer has touched for STALE_SECONDS, as a job's own clean-up does."""
+
+import os
+import time
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from pipeline.storage import STALE_SECONDS
+
+
+@pytest.fixture
+def interrupted(tmp_path):
+    """A table and two temporaries of a killed job in a run folder: one untouched for longer than
+    STALE_SECONDS, one written a moment ago."""
+    write_deltalake(str(tmp_path / "rounds"), pa.table({"x": [1], "run_id": ["r"]}), partition_by=["run_id"])
+    folder = tmp_path / "rounds" / "run_id=killed"
+    folder.mkdir()
+    old, new = folder / ".part-0-9-abc.parquet.job1.aaaa.tmp", folder / ".part-10-19-abc.parquet.job1.bbbb.tmp"
+    old.write_bytes(b"x" * 3000)
+    new.write_bytes(b"x" * 1000)
+    then = time.time() - STALE_SECONDS - 60
+    os.utime(old, (then, then))
+    return tmp_path, old, new
+
+
+def test_verify_names_the_temporaries_of_an_interrupted_write_and_what_removes_them(cli, interrupted):
+    out_folder, _, _ = interrupted
+    status, out, err = cli("verify", "--out", out_folder)
+    assert (status, err) == (0, "")
+    first, note = out.splitlines()
+    assert first.startswith("verified 0 runs")
+    assert note == (f"note: 2 temporary files (4,000 bytes), which no table reads, in "
+                    f"{out_folder / 'rounds' / 'run_id=killed'}: an interrupted write's, unless a job is writing "
+                    f"there now; `baccarat vacuum --out {out_folder}` removes those no writer has touched for "
+                    f"{STALE_SECONDS // 60} minutes")
+
+
+def test_verify_json_lists_them(cli, interrupted):
+    out_folder, old, new = interrupted
+    status, out, _ = cli("verify", "--out", out_folder, "--json")
+    assert status == 0 and f'"temporaries": ["{old}", "{new}"]' in out
+
+
+@pytest.mark.parametrize(("dry_run", "verb", "left"), [("--dry-run", "would remove", 2), ("--no-dry-run", "removed", 1)])
+def test_vacuum_removes_the_stale_ones_and_keeps_a_fresh_one(cli, interrupted, dry_run, verb, left):
+    out_folder, old, new = interrupted
+    status, out, err = cli("vacuum", "--out", out_folder, dry_run)
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-1] == (f"{out_folder}: {verb} 1 temporary file of an interrupted write "
+                                    f"(untouched for {STALE_SECONDS // 60} minutes)")
+    assert new.exists() and old.exists() == (left == 2)
