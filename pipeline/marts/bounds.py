@@ -5,6 +5,7 @@ its default; a BI connection's URI may only tighten them. DuckDB has no statemen
 so a timer thread interrupts the connection, which stays usable."""
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
@@ -66,6 +67,16 @@ def _default_temp_directory() -> Path:
     return Path(tempfile.gettempdir(), "baccarat-sql")
 
 
+@functools.cache
+def _spill_of(pid: int) -> str:
+    return f"{pid}-{uuid.uuid4().hex}"
+
+
+def _process_spill() -> str:
+    """The name of this process's spill folder (a forked process has its own)."""
+    return _spill_of(os.getpid())
+
+
 @dataclass(frozen=True)
 class Bounds:
     timeout: float = 60.0  # seconds
@@ -110,7 +121,9 @@ class Bounds:
         return self.origins.get(name, "the default")
 
     def config(self, data: Path) -> dict[str, str]:
-        """DuckDB's settings for a connection whose spill goes to a folder of its own, outside `data`."""
+        """DuckDB's settings for a connection whose spill goes to its process's folder, outside `data`: the
+        same for every connection of the process, so that they share the database of a file (DuckDB opens
+        a file once per process, with one configuration)."""
         if self.temp_directory.absolute().is_relative_to(data.absolute()):
             raise BaccaratError(f"the temp folder {self.temp_directory} ({self.given_by('temp_directory')}) is inside "
                                 f"the data {data}: give one outside it")
@@ -119,7 +132,7 @@ class Bounds:
         except OSError as error:
             raise BaccaratError(f"cannot make the temp folder {self.temp_directory}: {error.strerror}") from None
         return {"memory_limit": f"{self.memory_limit}B", "threads": str(self.threads),
-                "temp_directory": str(self.temp_directory / uuid.uuid4().hex),
+                "temp_directory": str(self.temp_directory / _process_spill()),
                 "max_temp_directory_size": f"{self.max_temp_directory_size}B"}
 
     @contextlib.contextmanager

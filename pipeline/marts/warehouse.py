@@ -129,23 +129,26 @@ def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailur
                              "--memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more")
     if re.search(r"\block", reason.lower()):  # not the "block" of other errors
         hint = "another process holds it open for writing: end that process, or publish again with `baccarat marts`"
-    elif "different configuration" in reason:  # each opening's spill folder is its own
-        hint = ("this process holds it open in another connection already, and DuckDB opens a file once per "
-                "process with one configuration: close that connection first (one connection at a time per "
-                "process, e.g. SQLAlchemy's NullPool and one thread)")
+    elif "different configuration" in reason:  # DuckDB opens a file once per process, with one configuration
+        hint = ("this process has it open in another connection with other bounds (threads, memory_limit, "
+                "max_temp_directory_size) or settings: give every connection of the process the same bounds")
     else:
         hint = f"it is damaged or not a warehouse: publish it again with `baccarat marts --warehouse {path}`"
     return WorldFailure(f"warehouse {path} cannot be opened ({reason}); {hint}")
 
 
 def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
-    """Views name their files relative to the warehouse's folder, which DuckDB searches for them."""
+    """Views name their files relative to the warehouse's folder, which DuckDB searches for them. The
+    database of a connection this process has open to the file already is confined already (the
+    connections of one process share it: Bounds.config)."""
     base = stable.parent
     try:
-        con.execute(f"SET GLOBAL file_search_path = {sql_string(str(base))}")
         views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall()
         named = {(view, match.replace("''", "'")) for view, sql in views for match in _QUOTED_PARQUET.findall(sql)}
         _refuse_missing_files(stable, named)
+        if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+            return
+        con.execute(f"SET GLOBAL file_search_path = {sql_string(str(base))}")
         files = sorted({name for _, name in named} | {os.path.normpath(base / name) for _, name in named})
         # DuckDB takes the allowed paths only once the database runs, and only while external access is on
         con.execute(f"SET allowed_paths = {sql_list(files)}")

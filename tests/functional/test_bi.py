@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -165,3 +166,31 @@ def test_publishing_while_a_bi_tool_holds_the_warehouse_open(warehouse, tmp_path
             assert connection.execute(sa.text(shoes_drawn)).scalar() == 5
     finally:
         fresh.dispose()
+
+
+def test_a_pool_s_connections_at_once_each_answer_from_its_own_thread(warehouse):
+    """A BI server runs a dashboard's charts in threads of one process, each on a connection of the
+    engine's pool: the second connection failed while the first was open."""
+    pooled = read_only_engine(warehouse)
+    answers, started = [], threading.Barrier(3, timeout=60)
+
+    def chart():
+        try:
+            with pooled.connect() as connection:
+                started.wait()  # every connection open before any query
+                answers.append(connection.execute(sa.text("SELECT count(*) FROM rounds")).scalar())
+        except Exception as error:
+            started.abort()
+            answers.append(error)
+
+    try:
+        threads = [threading.Thread(target=chart) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        with pooled.connect() as connection:
+            rounds = connection.execute(sa.text("SELECT sum(rounds) FROM shoe_summary")).scalar()
+    finally:
+        pooled.dispose()
+    assert answers == [rounds] * 3 and rounds > 0

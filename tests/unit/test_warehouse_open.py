@@ -1,13 +1,17 @@
 """Opening the published warehouse for readers (pipeline/marts/warehouse.py): a Ctrl-C while it is
-opened becomes exit 130 at the command line; what the one line says when it cannot be opened."""
+opened becomes exit 130 at the command line; what the one line says when it cannot be opened; readers
+at once in one process."""
 
+import os
 import shutil
+import threading
 
 import duckdb
 import pytest
 
 from pipeline.errors import WorldFailure
 from pipeline.marts import warehouse
+from pipeline.marts.bounds import Bounds
 
 
 def test_ctrl_c_while_the_warehouse_is_confined_is_130_from_main_and_the_connection_is_closed(cli, tmp_path,
@@ -135,22 +139,94 @@ def test_a_view_whose_run_file_is_gone_names_verify_before_the_republish(cli, tm
                         f"damaged; then publish the warehouse again (baccarat marts --out {data} --warehouse {path})\n")
 
 
-def test_a_second_opening_in_the_same_process_is_not_called_a_damaged_warehouse(tmp_path):
-    """Two connections at once in one process (a BI server's threads, a SQLAlchemy pool) failed with 'it is
-    damaged or not a warehouse: publish it again': DuckDB shares one database per file in a process and
-    refuses another configuration, and each opening has a spill folder of its own. Publishing again does
-    not help; the line says what happened."""
+def test_readers_at_once_in_one_process_share_the_file_each_confined_and_closed_alone(tmp_path):
+    """Two connections at once in one process (a BI server's threads, a SQLAlchemy pool) failed: DuckDB
+    opens a file once per process with one configuration, and each opening asked for a spill folder of its
+    own. Now they share the file's database, query it at the same time, and closing one leaves the other."""
     path = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE numbers AS SELECT range AS n FROM range(2000000)")
+    first, second = warehouse.open_warehouse(path), warehouse.open_warehouse(path)
+    answers, started = {}, threading.Barrier(2)
+
+    def query(name, con):
+        started.wait()
+        answers[name] = con.execute("SELECT sum(n % 7) FROM numbers, range(5)").fetchone()[0]
+
+    threads = [threading.Thread(target=query, args=item) for item in (("first", first), ("second", second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == {"first": 5 * sum(n % 7 for n in range(2000000))} | {"second": answers["first"]}
+    first.close()
+    assert second.execute("SELECT count(*) FROM numbers").fetchone() == (2000000,)
+    for statement, refused in (("CREATE TABLE more (n INT)", duckdb.InvalidInputException),
+                               (f"COPY numbers TO '{tmp_path / 'out.csv'}'", duckdb.PermissionException),
+                               ("SET enable_external_access = true", duckdb.InvalidInputException)):
+        with pytest.raises(refused):
+            second.execute(statement)
+    second.close()
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_reader_asking_other_bounds_than_the_open_ones_is_one_line_saying_so(tmp_path):
+    path = tmp_path / "published" / "warehouse.duckdb"
+    path.parent.mkdir()
     duckdb.connect(str(path)).close()
-    first = warehouse.open_warehouse(path)
+    first = warehouse.open_warehouse(path, Bounds(threads=1, temp_directory=tmp_path / "spill"))
     try:
         with pytest.raises(WorldFailure) as refused:
+            warehouse.open_warehouse(path, Bounds(threads=2, temp_directory=tmp_path / "spill"))
+    finally:
+        first.close()
+    assert str(refused.value) == (
+        f"warehouse {path} cannot be opened (Connection Error: Can't open a connection to same database file with a "
+        "different configuration than existing connections); this process has it open in another connection with "
+        "other bounds (threads, memory_limit, max_temp_directory_size) or settings: give every connection of the "
+        "process the same bounds")
+    # once the first is closed, though still referenced, other bounds open the file anew
+    other = warehouse.open_warehouse(path, Bounds(threads=2, temp_directory=tmp_path / "spill"))
+    assert other.execute("SELECT current_setting('threads')").fetchone() == (2,)
+    other.close()
+
+
+def test_a_reader_of_a_file_changed_since_another_opened_it_is_refused(tmp_path):
+    """The seal is checked at every opening, not only the first of the process."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    warehouse.seal(path)
+    first = warehouse.open_warehouse(path)
+    try:
+        with path.open("ab") as changed:
+            changed.write(b"\0")
+        with pytest.raises(WorldFailure, match="was changed after it was published"):
             warehouse.open_warehouse(path)
     finally:
         first.close()
-    message = str(refused.value)
-    assert "damaged" not in message and "publish" not in message
-    assert message.endswith("this process holds it open in another connection already, and DuckDB opens a file "
-                            "once per process with one configuration: close that connection first (one "
-                            "connection at a time per process, e.g. SQLAlchemy's NullPool and one thread)")
-    warehouse.open_warehouse(path).close()  # once the first is closed
+
+
+def open_files() -> set[str]:
+    return {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+
+
+def test_the_file_of_an_older_publish_is_let_go_once_its_readers_are_closed(tmp_path):
+    """A long-running BI server must not keep the files a publish removed open (their space would not come
+    back), nor may a file whose readers are closed stay open in the process for another client."""
+    target = tmp_path / "warehouse.duckdb"
+    publishes = [tmp_path / "warehouse.duckdb.publishes" / name / "warehouse.duckdb" for name in ("old", "new")]
+    for published in publishes:
+        published.parent.mkdir(parents=True)
+        duckdb.connect(str(published)).close()
+    target.symlink_to(publishes[0])
+    first, second = warehouse.open_warehouse(target), warehouse.open_warehouse(target)
+    target.unlink()
+    target.symlink_to(publishes[1])
+    held = warehouse.open_warehouse(target)
+    first.close()
+    assert str(publishes[0]) in open_files()  # a reader of it is left
+    second.close()
+    assert str(publishes[0]) not in open_files() and str(publishes[1]) in open_files()
+    with duckdb.connect(str(publishes[0])) as con:  # as another client, read-write: no longer open here
+        con.execute("CREATE TABLE after AS SELECT 1 AS n")
+    held.close()
