@@ -69,12 +69,8 @@ def _default_temp_directory() -> Path:
 
 @functools.cache
 def _spill_of(pid: int) -> str:
+    """The name of process `pid`'s spill folder (by pid: a forked process has its own)."""
     return f"{pid}-{uuid.uuid4().hex}"
-
-
-def _process_spill() -> str:
-    """The name of this process's spill folder (a forked process has its own)."""
-    return _spill_of(os.getpid())
 
 
 @dataclass(frozen=True)
@@ -132,7 +128,7 @@ class Bounds:
         except OSError as error:
             raise BaccaratError(f"cannot make the temp folder {self.temp_directory}: {error.strerror}") from None
         return {"memory_limit": f"{self.memory_limit}B", "threads": str(self.threads),
-                "temp_directory": str(self.temp_directory / _process_spill()),
+                "temp_directory": str(self.temp_directory / _spill_of(os.getpid())),
                 "max_temp_directory_size": f"{self.max_temp_directory_size}B"}
 
     @contextlib.contextmanager
