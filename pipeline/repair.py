@@ -82,8 +82,9 @@ def added_problems(store: Store, run: RunRecord, table: str, files: list[dict], 
     damaged |= {f["path"] for f in failing}
     sound = [f for f in files if f["path"] not in damaged]
     counts = count_past_bounds if table == ROUND_EV else None
-    problems += [why for f in sound
-                 if (why := contract_problem(store, f["path"], table, run.bets, rows=f["rows"], footer_problem=counts))]
+    footers = store.parquet_footers([f["path"] for f in sound])
+    problems += [why for f, footer in zip(sound, footers) if (why := contract_problem(
+        store.location(f["path"]), footer, table, run.bets, rows=f["rows"], footer_problem=counts))]
     return [f"run {run.run_id!r}: {why}; repair: {added_repair(store, table, run.run_id)}" for why in problems]
 
 

@@ -18,7 +18,7 @@ from pipeline.errors import BaccaratError
 from pipeline.round_groups import RoundGroups, parsed_round_groups, round_groups_json, round_groups_problem
 from pipeline.rule_sets import RuleSet, load_rule_set
 from pipeline.schemas import contract
-from pipeline.storage import StorageError, Store, data_file, first_line
+from pipeline.storage import StorageError, Store, data_file
 from pipeline.tasks import content_key, part_key
 
 RUNS = "runs"
@@ -287,18 +287,15 @@ def repair_command(store: Store, run: RunRecord) -> str:
     return shlex.join([*words, "--overwrite"])
 
 
-def contract_problem(store: Store, path: str, table: str, bets: tuple[str, ...], decisions: bool = False,
-                     rows: int | None = None, footer_problem: Callable[[pq.FileMetaData], str | None] | None = None) \
-        -> str | None:
-    """What breaks the contract of `table` (schemas/) in the data file at `path`, or a row count in its
-    Parquet footer other than `rows` (the count recorded for it, when known), or what footer_problem(footer)
-    finds, or None. Reads the footer alone."""
-    where = store.location(path)
-    try:
-        footer = pq.read_metadata(store.fs_path(path), filesystem=store.filesystem)
-        found = footer.schema.to_arrow_schema()
-    except (OSError, pa.ArrowInvalid) as error:
-        return f"{where} is not a readable Parquet file: {first_line(error)}"
+def contract_problem(where: str, footer: pq.FileMetaData | str, table: str, bets: tuple[str, ...],
+                     decisions: bool = False, rows: int | None = None,
+                     footer_problem: Callable[[pq.FileMetaData], str | None] | None = None) -> str | None:
+    """What breaks the contract of `table` (schemas/) in the data file at `where` by its Parquet footer
+    (Store.parquet_footers: why it is not readable, when a string), or a row count other than `rows`
+    (the count recorded for it, when known), or what footer_problem(footer) finds, or None."""
+    if isinstance(footer, str):
+        return f"{where} is not a readable Parquet file: {footer}"
+    found = footer.schema.to_arrow_schema()
     if rows is not None and footer.num_rows != rows:
         return f"data file holds {footer.num_rows:,} rows by its Parquet footer, {rows:,} recorded: {where}"
     for field in contract(table).arrow(bets, decisions=decisions):
@@ -370,10 +367,11 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
         else:
             sound.append(entry)
     digests = store.sha256s([f.path for f in sound if checksums is True or (checksums and f.path in checksums)])
-    for entry in sound:
+    for entry, footer in zip(sound, store.parquet_footers([f.path for f in sound])):
         if entry.path in digests and digests[entry.path] != entry.sha256:
             problems.append(f"data file fails its checksum: {store.location(entry.path)}")
-        elif why := contract_problem(store, entry.path, entry.table, run.bets, run.strategies is not None, entry.rows):
+        elif why := contract_problem(store.location(entry.path), footer, entry.table, run.bets,
+                                     run.strategies is not None, entry.rows):
             problems.append(why)
     return [f"run {run.run_id!r}: {problem}" for problem in problems]
 

@@ -14,12 +14,15 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
+from pipeline.at_once import each_at_once
 from pipeline.errors import BaccaratError
 from pipeline.storage.errors import StorageError, first_line
 
 OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
 WAREHOUSE = "warehouse.duckdb"
+REQUESTS_AT_ONCE = 16  # to an object store, where each is a round trip
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -178,10 +181,28 @@ class Location:
             raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: {first_line(error)}") from None
 
     def file_sizes(self, paths: list[str]) -> list[int | None]:
-        """The size of each regular file at `paths` (under OUT), None where there is none."""
+        """The size of each regular file at `paths` (under OUT), None where there is none; on an object
+        store asked side by side (a request each, which pyarrow would make one after another)."""
         with self._errors("is not readable"):
-            found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
+            if self.is_local:
+                found = self.filesystem.get_file_info([self.fs_path(path) for path in paths])
+            else:
+                found = each_at_once(lambda path: self.filesystem.get_file_info(self.fs_path(path)), paths,
+                                     REQUESTS_AT_ONCE)
         return [info.size if info.type == pafs.FileType.File else None for info in found]
+
+    def parquet_footers(self, paths: list[str]) -> list[pq.FileMetaData | str]:
+        """The Parquet footer of each file at `paths` (under OUT), or why it cannot be read, read side
+        by side (on an object store each footer is a request or two)."""
+        def footer(path: str) -> pq.FileMetaData | str:
+            try:
+                metadata = pq.read_metadata(self.fs_path(path), filesystem=self.filesystem)
+                metadata.schema.to_arrow_schema()  # a footer whose schema Arrow cannot take is unreadable too
+                return metadata
+            except (OSError, pa.ArrowInvalid) as error:
+                return first_line(error)
+
+        return each_at_once(footer, paths, REQUESTS_AT_ONCE)
 
     @contextlib.contextmanager
     def _errors(self, what: str) -> Iterator[None]:
