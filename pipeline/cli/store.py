@@ -83,15 +83,14 @@ def verify(
     return 1 if problems else 0
 
 
-def _temporaries_note(out: "Store", temporaries: list[Path]) -> str:
-    """The temporary files in OUT's run folders, which no table reads, and what removes them."""
-    from pipeline.storage import STALE_SECONDS
+def _temporaries_note(out: "Store", temporaries: dict[Path, int]) -> str:
+    """The temporary files in OUT's run folders (with their sizes), which no table reads, and what removes them."""
+    from pipeline.storage import STALE_AGE
 
-    size = sum(path.stat().st_size for path in temporaries if path.exists())
     folders = ", ".join(sorted({str(path.parent) for path in temporaries}))
-    return (f"note: {count(len(temporaries), 'temporary file')} ({size:,} bytes), which no table reads, in {folders}: "
-            f"an interrupted write's, unless a job is writing there now; `baccarat vacuum --out {out}` removes those "
-            f"no writer has touched for {STALE_SECONDS // 60} minutes")
+    return (f"note: {count(len(temporaries), 'temporary file')} ({sum(temporaries.values()):,} bytes), which no "
+            f"table reads, in {folders}: an interrupted write's, unless a job is writing there now; "
+            f"`baccarat vacuum --out {out}` removes those no writer has touched for {STALE_AGE}")
 
 
 def _a_retention_in_bounds(hours: int) -> int:
@@ -114,7 +113,7 @@ def vacuum(
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
     from pipeline.runs import RUN_TABLES, read_runs
-    from pipeline.storage import STALE_SECONDS
+    from pipeline.storage import STALE_AGE
 
     records = read_runs(out.check_readable())
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
@@ -127,7 +126,7 @@ def vacuum(
         print(f"{out.location(table)}: {verb} {count(len(removed), 'file')}")
     if dead := out.remove_dead_temporaries(dry_run):
         print(f"{out}: {verb} {count(len(dead), 'temporary file')} of an interrupted write "
-              f"(untouched for {STALE_SECONDS // 60} minutes)")
+              f"(untouched for {STALE_AGE})")
 
 
 CLONE_DICTIONARY = Path("docs/tables.md")

@@ -19,6 +19,7 @@ from pipeline.storage.errors import StorageError, first_line
 from pipeline.storage.layout import data_file, partition_column, run_folder
 
 STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
+STALE_AGE = f"{STALE_SECONDS // 60} minutes"  # STALE_SECONDS as a user reads it
 
 
 def untouched(path: Path) -> bool:
@@ -103,13 +104,16 @@ class DataFiles:
                 if f".{job}." in leftover.name or untouched(leftover):
                     leftover.unlink()
 
-    def temporaries(self) -> list[Path]:
-        """The temporary data files in the run folders of OUT's tables on a local disk: a running job's,
-        or those a killed one left (an object store's are kept in memory). No table reads them."""
-        if not self.is_local:
-            return []
-        return sorted(leftover for table in self.table_names() for leftover in
-                      Path(self.fs_path(table)).glob(f"{partition_column()}=*/{TEMPORARY_PREFIX}*.tmp"))
+    def temporaries(self) -> dict[Path, int]:
+        """The temporary data files in the run folders of OUT's tables on a local disk, with their sizes:
+        a running job's, or those a killed one left (an object store's are kept in memory). No table
+        reads them."""
+        found = {}
+        for table in self.table_names() if self.is_local else ():
+            for leftover in Path(self.fs_path(table)).glob(f"{partition_column()}=*/{TEMPORARY_PREFIX}*.tmp"):
+                with contextlib.suppress(FileNotFoundError):  # renamed by its writer meanwhile
+                    found[leftover] = leftover.stat().st_size
+        return dict(sorted(found.items()))
 
     def remove_dead_temporaries(self, dry_run: bool) -> list[Path]:
         """Remove the temporary data files no writer has touched for STALE_SECONDS (a killed job's, which
