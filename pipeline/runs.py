@@ -295,16 +295,15 @@ def contract_problem(where: str, footer: pq.FileMetaData | str, table: str, bets
     (the count recorded for it, when known), or what footer_problem(footer) finds, or None."""
     if isinstance(footer, str):
         return f"{where} is not a readable Parquet file: {footer}"
-    found = footer.schema.to_arrow_schema()
     if rows is not None and footer.num_rows != rows:
         return f"data file holds {footer.num_rows:,} rows by its Parquet footer, {rows:,} recorded: {where}"
+    found = footer.schema.to_arrow_schema()
     for field in contract(table).arrow(bets, decisions=decisions):
         if field.name not in found.names:
             return f"{where}: column {field.name!r} is missing"
         if not found.field(field.name).type.equals(field.type):
             return f"{where}: column {field.name!r} is {found.field(field.name).type}, expected {field.type}"
-    problem = footer_problem(footer) if footer_problem else None
-    return f"{where}: {problem}" if problem else None
+    return f"{where}: {problem}" if footer_problem and (problem := footer_problem(footer)) else None
 
 
 def uncommitted(store: Store, run: RunRecord, table: str) -> str | None:
@@ -346,19 +345,21 @@ def in_its_folder(entry: FileEntry, run_id: str) -> bool:
     return entry.table in RUN_TABLES and entry.path == data_file(entry.table, run_id, name) and name.endswith(".parquet")
 
 
-def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True, committed: bool = True) -> list[str]:
+def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True, committed: bool = True,
+                 read_files: bool = True) -> list[str]:
     """What is wrong with a committed run's tables (rounds and shoes, or banque_rounds), a line each: counts
     of its row that the files it lists do not add up to and tables that do not hold those files (unless
     `committed` is False: a row file not yet committed, or the record of one table's files), files outside
-    the run's folders, missing or of another size, failing their SHA-256 (every file, or the paths in
-    `checksums`) or their contract, or holding another number of rows than the row records."""
+    the run's folders, and with `read_files` (else their readers check them) files missing or of another
+    size, failing their SHA-256 (every file, or the paths in `checksums`) or their contract, or holding
+    another number of rows than the row records."""
     problems = [why for why in (miscounted(run),) if committed and why]
     problems += [why for table in run.versions if committed and (why := uncommitted(store, run, table))]
     placed = [f for f in run.files if in_its_folder(f, run.run_id)]  # the others are never opened
     problems += [f"its runs row lists {f.path!r}, not a Parquet file in the run's folder of the {f.table} table"
                  for f in run.files if f not in placed]
     sound = []
-    for entry, size in zip(placed, store.file_sizes([f.path for f in placed])):
+    for entry, size in zip(placed, store.file_sizes([f.path for f in placed]) if read_files else ()):
         where = store.location(entry.path)
         if size is None:
             problems.append(f"data file missing or not a regular file: {where}")
@@ -376,10 +377,10 @@ def run_problems(store: Store, run: RunRecord, checksums: bool | set[str] = True
     return [f"run {run.run_id!r}: {problem}" for problem in problems]
 
 
-def check_run(store: Store, run: RunRecord, checksums: bool | set[str] = True) -> None:
+def check_run(store: Store, run: RunRecord, checksums: bool | set[str] = True, read_files: bool = True) -> None:
     """A committed run whose files pass run_problems' checks, or DamagedRun naming the first problem and
     the repair command."""
-    if problems := run_problems(store, run, checksums):
+    if problems := run_problems(store, run, checksums, read_files=read_files):
         raise DamagedRun(f"{problems[0]}; repair: {repair_command(store, run)}")
 
 

@@ -160,12 +160,12 @@ class RunInput:
 def load_run(out: Store, run_id: str, tasks_hash: bool = False) -> RunInput:
     """A committed run whose files all exist and follow the contracts, and on a local OUT match their
     checksums, unless `tasks_hash` (Spark tasks: each checks the files it reads, so that no one machine
-    reads every byte first); on an object store the tasks that fetch the files always check them
-    (pipeline/marts/partials.py, local_range). With the files other jobs added to it, checked the same
-    way (but on a local OUT always here, and the sessions files, which the engines read in place, against
-    their checksums on an object store too)."""
+    reads every byte first). On an object store no rounds or shoes object is opened here: the task that
+    fetches one checks it whole, its SHA-256 and its contract (pipeline/marts/partials.py, local_range).
+    With the files other jobs added to it, checked here: their sizes, contracts and SHA-256 (but a
+    round_ev object's SHA-256 by the tasks that fetch it)."""
     record, rule_set = read_committed_run(out, run_id)
-    check_run(out, record, checksums=out.is_local and not tasks_hash)
+    check_run(out, record, checksums=out.is_local and not tasks_hash, read_files=out.is_local)
     added = {table: _added_files(out, record, table) for table in ADDED_TABLES}
     run = RunInput(out, record, rule_set, added, tasks_hash)
     try:

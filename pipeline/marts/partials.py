@@ -18,13 +18,14 @@ from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 
 from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
 from pipeline.repair import ROUND_EV, added_repair
-from pipeline.runs import FileEntry, repair_command
-from pipeline.storage import StorageError, first_line
+from pipeline.runs import FileEntry, contract_problem, repair_command
+from pipeline.storage import StorageError, first_line, parquet_footer
 from pipeline.tasks import part_shoes, shoe_ranges
 
 # How each partial merges across ranges: its merged columns (a name, or a prefix ending in "_" for every
@@ -229,21 +230,41 @@ def local_range(run: RunInput, shoes: ShoeRange, round_ev: tuple[str, ...] = ())
     added = run.added.get(ROUND_EV, {})
     with contextlib.ExitStack() as fetched:
         with _FETCHING:
-            copies = fetched.enter_context(run.out.local_copies(wanted))
+            try:
+                copies = fetched.enter_context(run.out.local_copies(wanted))
+            except FileNotFoundError as error:
+                raise OSError(f"run {run.run_id!r}: data file missing: {error.filename}; "
+                              f"repair: {_repair_of(run, error.filename)}") from None
         for path, (_, digest) in copies.items():
             expected = recorded[path].sha256 if path in recorded else added.get(path)  # None: committed without
             _check_digest(run, path, digest, expected)
+        for file in shoes.rounds + shoes.shoes:  # load_run opens no object of a store: its task checks it here
+            _check_contract(run, recorded[file.path], file.path, copies[file.path][0])
         local = replace(shoes, rounds=_moved(shoes.rounds, copies), shoes=_moved(shoes.shoes, copies))
         yield local, tuple(copies[path][0] for path in round_ev)
+
+
+def _repair_of(run: RunInput, path: str) -> str:
+    """The command that repairs the run's file at reader path `path`."""
+    if path in run.added.get(ROUND_EV, {}):
+        return added_repair(run.out, ROUND_EV, run.run_id)
+    return repair_command(run.out, run.record)
 
 
 def _check_digest(run: RunInput, path: str, digest: str | None, expected: str | None) -> None:
     """An OSError naming the run's file at reader path `path` and the repair, unless its SHA-256 `digest`
     is the one its runs row or its commit recorded, `expected` (None: none recorded)."""
     if expected is not None and digest != expected:
-        repair = added_repair(run.out, ROUND_EV, run.run_id) if path in run.added.get(ROUND_EV, {}) else \
-            repair_command(run.out, run.record)
-        raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; repair: {repair}")
+        raise OSError(f"run {run.run_id!r}: data file fails its checksum: {path}; repair: {_repair_of(run, path)}")
+
+
+def _check_contract(run: RunInput, entry: FileEntry, path: str, copy: str) -> None:
+    """An OSError naming the run's file at reader path `path` and the repair, unless its local `copy`
+    follows the contract of its table and holds the rows its runs row records."""
+    footer = parquet_footer(copy, pafs.LocalFileSystem())
+    if why := contract_problem(path, footer, entry.table, run.record.bets, run.record.strategies is not None,
+                               entry.rows):
+        raise OSError(f"run {run.run_id!r}: {why}; repair: {_repair_of(run, path)}")
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 while written, and under their name only once complete; the temporaries dead attempts left."""
 
 import contextlib
+import errno
 import hashlib
 import io
 import os
@@ -154,7 +155,8 @@ class DataFiles:
         """Copies of OUT's files at `reader_paths` (as reader_path gives them) in a new local folder laid
         out as OUT, each fetched whole with one request and hashed while copied, so that a reader gets
         its bytes once: {reader path: (the copy's local path, its SHA-256)}. The folder is removed
-        afterwards. An object that cannot be read is an OSError naming it."""
+        afterwards. An object that cannot be read is an OSError naming it (FileNotFoundError, its filename
+        the reader path, for one that is not there)."""
         with tempfile.TemporaryDirectory(prefix="baccarat-copies-") as folder:
             copies = type(self).parse(folder)
 
@@ -169,6 +171,8 @@ class DataFiles:
                         while block := source.read(1 << 22):
                             digest.update(block)
                             sink.write(block)
+                except FileNotFoundError:
+                    raise FileNotFoundError(errno.ENOENT, "no such object", reader_path) from None
                 except (OSError, pa.ArrowException) as error:
                     raise OSError(f"cannot read {reader_path}: {first_line(error)}") from None
                 return copies.reader_path(relative), digest.hexdigest()

@@ -194,15 +194,7 @@ class Location:
     def parquet_footers(self, paths: list[str]) -> list[pq.FileMetaData | str]:
         """The Parquet footer of each file at `paths` (under OUT), or why it cannot be read, read side
         by side (on an object store each footer is a request or two)."""
-        def footer(path: str) -> pq.FileMetaData | str:
-            try:
-                metadata = pq.read_metadata(self.fs_path(path), filesystem=self.filesystem)
-                metadata.schema.to_arrow_schema()  # a footer whose schema Arrow cannot take is unreadable too
-                return metadata
-            except (OSError, pa.ArrowInvalid) as error:
-                return first_line(error)
-
-        return each_at_once(footer, paths, REQUESTS_AT_ONCE)
+        return each_at_once(lambda path: parquet_footer(self.fs_path(path), self.filesystem), paths, REQUESTS_AT_ONCE)
 
     @contextlib.contextmanager
     def _errors(self, what: str) -> Iterator[None]:
@@ -212,6 +204,16 @@ class Location:
             raise
         except (OSError, pa.ArrowException) as error:
             raise StorageError(f"output path {self.uri} {what}: {first_line(error)}") from None
+
+
+def parquet_footer(path: str, filesystem: pafs.FileSystem) -> pq.FileMetaData | str:
+    """The Parquet footer of the file at `path` of `filesystem`, or why it cannot be read (one line)."""
+    try:
+        metadata = pq.read_metadata(path, filesystem=filesystem)
+        metadata.schema.to_arrow_schema()  # a footer whose schema Arrow cannot take is unreadable too
+        return metadata
+    except (OSError, pa.ArrowInvalid) as error:
+        return first_line(error)
 
 
 def _s3_settings() -> dict:

@@ -1,11 +1,16 @@
 """The marts of a run in a bucket of the local S3 server against those of its local copy: DuckDB's range
 tasks read each object once, through pyarrow, and one process holds one range of shoes at a time."""
 
+import hashlib
+import io
 import shutil
 import uuid
+from dataclasses import replace
 
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 from spark_jobs import built_tables, simulate
 from test_marts_cluster import ROAD_CELLS_SHOES, assert_same_marts
 
@@ -17,6 +22,7 @@ from pipeline.marts import partials as partials_module
 from pipeline.marts.engines import Engine, build_marts
 from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
 from pipeline.marts.partials import plan_ranges
+from pipeline.runs import read_run
 from pipeline.storage import Store
 
 
@@ -62,8 +68,8 @@ def _copy_of(run):
 
 
 @pytest.mark.parametrize("engine", list(Engine))
-def test_the_marts_read_every_byte_of_a_run_in_a_bucket_twice_a_checksum_pass_then_the_tasks(bucket_run, engine,
-                                                                                           s3_log, monkeypatch):
+def test_the_marts_read_every_object_of_a_run_in_a_bucket_once_in_the_tasks(bucket_run, engine,
+                                                                          s3_log, monkeypatch):
     """Each object of the run is fetched whole once, by the task of the range holding it, which checks its
     checksum and computes the marts and the composition marts from it: no pass over every byte before the
     tasks (on an object store load_run hashes no rounds, shoes or round_ev object), no second pass of tasks
@@ -71,15 +77,18 @@ def test_the_marts_read_every_byte_of_a_run_in_a_bucket_twice_a_checksum_pass_th
     in_bucket, on_disk = bucket_run
     monkeypatch.setattr(Store, "sha256", lambda self, relative: pytest.fail(f"{relative} hashed before the tasks"))
     copy = _copy_of(in_bucket)
+    loading_from = len(s3_log.read_text().splitlines())
     run = load_run(copy, in_bucket.record.run_id)
-    objects = [copy.fs_path(entry.path) for entry in run.record.files] + [
-        path.removeprefix("s3://") for path in run.added_files("round_ev")]
     served_before = len(s3_log.read_text().splitlines())
+    data_objects = [copy.fs_path(entry.path) for entry in run.record.files]
+    # load_run opens no rounds or shoes object: the task that fetches one checks its contract too
+    assert not [line for line in s3_log.read_text().splitlines()[loading_from:served_before]
+                if any(f"/{path} " in line for path in data_objects)]
+    objects = data_objects + [path.removeprefix("s3://") for path in run.added_files("round_ev")]
     built = built_tables(copy, build_marts(engine, run, ROAD_CELLS_SHOES, 0))
     served = s3_log.read_text().splitlines()[served_before:]
     fetched = {path: sum(f"GET /{path} " in line for line in served) for path in objects}
     # the range tasks read rounds, shoes and round_ev once for the marts and the composition marts alike
-    # (load_run read their footers before, checking them against the contracts)
     assert fetched == dict.fromkeys(objects, 1)
     assert_same_marts(built, built_tables(on_disk.out, build_marts(engine, on_disk, ROAD_CELLS_SHOES, 0)))
 
@@ -104,6 +113,46 @@ def test_an_object_of_a_run_in_a_bucket_that_fails_its_checksum_is_found_before_
                                "--warehouse", tmp_path / "w.duckdb")
         assert (status, out) == (1, ""), err
         assert len(err.strip().splitlines()) == 1 and "fails its checksum" in err and f"s3://{damaged}" in err, err
+        assert not [table for table in copy.tables() if table.startswith("marts")]
+        assert not (tmp_path / "w.duckdb").exists()
+
+
+def _break_contract(copy, run_id: str) -> str:
+    """A rounds object of the run replaced by its rows without net_tie, its runs row's size and SHA-256
+    rewritten to match (as a writer of another contract would record them): only its contract is wrong."""
+    record = read_run(copy, run_id)
+    entry = record.files_of("rounds")[1]
+    with copy.filesystem.open_input_file(copy.fs_path(entry.path)) as source:
+        rows = pq.read_table(source).drop_columns(["net_tie"])
+    sink = io.BytesIO()
+    pq.write_table(rows, sink)
+    with copy.filesystem.open_output_stream(copy.fs_path(entry.path)) as target:
+        target.write(sink.getvalue())
+    rewritten = replace(entry, size=len(sink.getvalue()), sha256=hashlib.sha256(sink.getvalue()).hexdigest())
+    files = replace(record, files=tuple(rewritten if f == entry else f for f in record.files)).row()["files"]
+    DeltaTable(copy.location("runs"), storage_options=copy.storage_options).update(
+        {"files": f"'{files}'"}, predicate=f"run_id = '{run_id}'")
+    return copy.fs_path(entry.path)
+
+
+@pytest.mark.parametrize("damage", ["contract", "missing"])
+def test_an_object_that_breaks_its_contract_or_is_gone_is_found_by_its_task_before_anything_is_committed(
+        bucket_run, cli, tmp_path, damage):
+    """load_run opens no object of a bucket: the range's task that fetches one checks it, and the command
+    ends in one line naming it, what is wrong and the repair, exit 1, with no mart committed and no warehouse."""
+    in_bucket, _ = bucket_run
+    copy = _copy_of(in_bucket)
+    run_id = in_bucket.record.run_id
+    if damage == "contract":
+        damaged, wrong = _break_contract(copy, run_id), "column 'net_tie' is missing"
+    else:
+        damaged, wrong = copy.fs_path(in_bucket.record.files_of("shoes")[0].path), "data file missing"
+        copy.filesystem.delete_file(damaged)
+    for master in ([], ["--master", "local[2]"]):
+        status, out, err = cli("marts", "--out", copy, "--run-id", run_id, *master, "--warehouse", tmp_path / "w.duckdb")
+        assert (status, out) == (1, ""), err
+        assert len(err.strip().splitlines()) == 1 and wrong in err and f"s3://{damaged}" in err, err
+        assert "; repair: baccarat simulate " in err and f"--out {copy.uri} " in err, err
         assert not [table for table in copy.tables() if table.startswith("marts")]
         assert not (tmp_path / "w.duckdb").exists()
 
