@@ -41,3 +41,22 @@ def test_local_with_more_threads_than_a_jvm_starts_was_a_py4j_traceback(master):
     with pytest.raises(BaccaratError, match=rf"Spark master '{re.escape(master)}': at most local\[1,024\]"):
         check_master(master)
     assert check_master("local[1024]") == "local[1024]"
+
+
+@pytest.mark.parametrize("command", [
+    ("simulate", "--shoes", "1", "--seed", "1"),
+    ("run",),
+    ("composition", "--run-id", "r"),
+    ("backtest", "--run-id", "r", "--systems", "flat_banker"),
+    ("marts",),
+])
+@pytest.mark.parametrize("master", ["mesos://host:5050", "local[0]", "spark://host"])
+def test_a_malformed_master_is_refused_as_the_option_is_read(cli, tmp_path, command, master):
+    """`baccarat run --master mesos://host:5050` (and composition, backtest, simulate) on a run already
+    committed said "nothing to do", built the marts in-process and exited 0: the master was judged only
+    when Spark started. It is refused in one line before the store is touched, whatever is there."""
+    out = tmp_path / "data"
+    status, stdout, err = cli(*command, "--out", out, "--master", master)
+    assert status == 2 and stdout == ""
+    assert err.startswith("error: Invalid value for '--master': ") and master in err and err.count("\n") == 1
+    assert not out.exists()
