@@ -195,8 +195,9 @@ def _start_driver(conf, log: Path | None):
         with _interrupt_held() as interrupted, (log.open("ab") if log else contextlib.nullcontext()) as output:
             gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
     except PySparkRuntimeError:
+        reason = f" ({said})" if (said := _launch_reason(log)) else ""
         where = f": its output is in {log}" if log else ""
-        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
+        raise BaccaratError(f"Spark's JVM stopped as it started{reason}{where}") from None
     if interrupted():
         _stop(gateway)
         raise KeyboardInterrupt
@@ -206,6 +207,20 @@ def _start_driver(conf, log: Path | None):
         failure = _start_failure(error.java_exception, conf.get("spark.master"), log)
         _stop(gateway)
         raise failure from None
+
+
+# The line of a launcher that stopped: its main thread's exception, or spark-submit's own complaint
+_LAUNCH_STOPPED = re.compile(r'^(?:Exception in thread "main" (?:[\w$]+\.)*|Error: )(\S.*)$')
+
+
+def _launch_reason(log: Path | None) -> str:
+    """Why the JVM stopped as it started, as its output in `log` says (`SparkException: When running with
+    master 'yarn' either HADOOP_CONF_DIR or YARN_CONF_DIR must be set ...`); "" when it does not say."""
+    try:
+        lines = log.read_text(errors="replace").splitlines() if log else []
+    except OSError:
+        return ""
+    return next((found.group(1) for line in lines if (found := _LAUNCH_STOPPED.match(line))), "")
 
 
 def _stop(gateway) -> None:
