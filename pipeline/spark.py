@@ -30,10 +30,10 @@ _STREAM_REQUEST, _STREAM_FAILURE = 6, 8  # the types of two messages of Spark's 
 _PROBE_STREAM = b"files/baccarat-master-probe"  # a file no master serves
 
 
-def check_master(master: str) -> str:
-    """A master Spark can use, and for a standalone cluster one that answers; else a one-line error: bad
-    input for a malformed URL, a failure of the world for a master that does not answer (Spark itself
-    waits a minute for an unreachable master, then prints hundreds of lines)."""
+def check_master_form(master: str) -> str:
+    """A master Spark can use, judged by its form alone; else a one-line error (bad input). The CLI checks it
+    as it reads --master, so that a command with nothing for Spark to do (a run already committed) refuses
+    a malformed master too, rather than succeeding until the day Spark starts."""
     if (local := _LOCAL_MASTER.match(master)) and local.group(2) not in (None, "*") \
             and int(local.group(2)) > MAX_LOCAL_THREADS:
         raise BaccaratError(f"Spark master {master!r}: at most local[{MAX_LOCAL_THREADS:,}] (local[N] starts N "
@@ -43,16 +43,29 @@ def check_master(master: str) -> str:
     if not master.startswith("spark://"):
         raise BaccaratError(f"unknown Spark master {master!r}: use local, local[N], local[*], spark://HOST:PORT, "
                             "yarn or k8s://HOST:PORT")
-    for address in master.removeprefix("spark://").split(","):
-        host, _, port = address.rpartition(":")
-        if not host or not port.isdigit():
-            raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
+    if any(not host or not port.isdigit() for host, port in _standalone_addresses(master)):
+        raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
+    return master
+
+
+def _standalone_addresses(master: str) -> list[tuple[str, str]]:
+    """The (host, port) of each master a spark:// URL names."""
+    return [(host, port) for host, _, port in (address.rpartition(":")
+                                               for address in master.removeprefix("spark://").split(","))]
+
+
+def check_master(master: str) -> str:
+    """A master Spark can use (check_master_form), and for a standalone cluster one that answers; else a
+    one-line error: a failure of the world for a master that does not answer (Spark itself waits a minute
+    for an unreachable master, then prints hundreds of lines)."""
+    check_master_form(master)
+    for host, port in _standalone_addresses(master) if master.startswith("spark://") else ():
         try:
             answered = _answers_spark_rpc(host, int(port))
         except OSError as error:
             raise WorldFailure(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
         if not answered:
-            raise BaccaratError(f"{master} is not a Spark master: {address} accepts connections but does not "
+            raise BaccaratError(f"{master} is not a Spark master: {host}:{port} accepts connections but does not "
                                 "answer Spark's requests")
     return master
 
@@ -182,8 +195,9 @@ def _start_driver(conf, log: Path | None):
         with _interrupt_held() as interrupted, (log.open("ab") if log else contextlib.nullcontext()) as output:
             gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
     except PySparkRuntimeError:
+        reason = f" ({said})" if (said := _launch_reason(log)) else ""
         where = f": its output is in {log}" if log else ""
-        raise BaccaratError(f"Spark's JVM stopped as it started{where}") from None
+        raise BaccaratError(f"Spark's JVM stopped as it started{reason}{where}") from None
     if interrupted():
         _stop(gateway)
         raise KeyboardInterrupt
@@ -193,6 +207,20 @@ def _start_driver(conf, log: Path | None):
         failure = _start_failure(error.java_exception, conf.get("spark.master"), log)
         _stop(gateway)
         raise failure from None
+
+
+# The line of a launcher that stopped: its main thread's exception, or spark-submit's own complaint
+_LAUNCH_STOPPED = re.compile(r'^(?:Exception in thread "main" (?:[\w$]+\.)*|Error: )(\S.*)$')
+
+
+def _launch_reason(log: Path | None) -> str:
+    """Why the JVM stopped as it started, as its output in `log` says (`SparkException: When running with
+    master 'yarn' either HADOOP_CONF_DIR or YARN_CONF_DIR must be set ...`); "" when it does not say."""
+    try:
+        lines = log.read_text(errors="replace").splitlines() if log else []
+    except OSError:
+        return ""
+    return next((found.group(1) for line in lines if (found := _LAUNCH_STOPPED.match(line))), "")
 
 
 def _stop(gateway) -> None:

@@ -46,6 +46,16 @@ def _table_layout() -> tuple[tuple[str, ...], tuple[str, ...]]:
                                                                          if "/" in t}))
 
 
+def check_data_folder(folder: Path) -> None:
+    """A local OUT that is a file, or a Delta table's own folder, refused in one line by every command: a
+    reader of OUT's warehouse would otherwise say there is none, and to build it with `baccarat marts`."""
+    if folder.is_file():
+        raise BaccaratError(f"output path {folder} is a file, not a folder")
+    if (folder / "_delta_log").is_dir():
+        raise BaccaratError(f"{folder} is a Delta table, not a data folder: give the folder that holds its "
+                            f"tables, --out {folder.parent}")
+
+
 class Layout:
     """The tables under a Location (a mixin of Store)."""
 
@@ -97,7 +107,7 @@ class Layout:
                 self._check_bucket()
             info = self.filesystem.get_file_info(self.fs_path())
         if self.is_local and info.type == pafs.FileType.File:
-            raise BaccaratError(f"output path {self.uri} is a file, not a folder")
+            check_data_folder(Path(self.uri))
         if self.is_local and info.type != pafs.FileType.Directory:
             raise BaccaratError(f"no output folder {self.uri}")
         self.check_layout()
@@ -116,9 +126,7 @@ class Layout:
         _check_log), before any work."""
         if not self.is_local:
             return
-        if Path(self.uri, "_delta_log").is_dir():
-            raise BaccaratError(f"{self.uri} is a Delta table, not a data folder: give the folder that holds its "
-                                f"tables, --out {Path(self.uri).parent}")
+        check_data_folder(Path(self.uri))
         if Path(self.uri, "manifests").is_dir():
             raise BaccaratError(
                 f"{self.uri} holds runs in the old layout (manifests/ and plain Parquet folders), which this "

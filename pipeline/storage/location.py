@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from pipeline.at_once import each_at_once
 from pipeline.errors import BaccaratError
 from pipeline.storage.errors import StorageError, first_line
+from pipeline.storage.layout import check_data_folder
 
 OBJECT_STORE_SCHEMES = ("s3", "gs", "az", "abfss")
 WAREHOUSE = "warehouse.duckdb"
@@ -126,8 +127,12 @@ class Location:
         return self.fs_path(reader_path.removeprefix(self.location() + "/"))
 
     def warehouse_path(self) -> Path:
-        """The default warehouse: a local file, inside a local OUT, else in the current folder."""
-        return Path(self.uri, WAREHOUSE) if self.is_local else Path(WAREHOUSE).absolute()
+        """The default warehouse: a local file, inside a local OUT (not a file nor a table's folder), else in
+        the current folder."""
+        if not self.is_local:
+            return Path(WAREHOUSE).absolute()
+        check_data_folder(Path(self.uri))
+        return Path(self.uri, WAREHOUSE)
 
     def report_path(self) -> Path:
         return Path(self.uri if self.is_local else ".", "report", "index.html").absolute()

@@ -1,10 +1,12 @@
 """`baccarat runs --out FILE` (and every command that reads OUT) said "no output folder FILE" of a file
-that is there: it says the path is a file, as simulate does, still bad input in one line."""
+that is there: it says the path is a file, as simulate does, still bad input in one line. `baccarat sql` and
+`baccarat report`, which read OUT's warehouse, said "no warehouse at FILE/warehouse.duckdb (run `baccarat
+marts` first)", and marts then refused the same OUT."""
 
 import pytest
 
 
-@pytest.mark.parametrize("command", [["runs"], ["verify"], ["vacuum", "--dry-run"]])
+@pytest.mark.parametrize("command", [["runs"], ["verify"], ["vacuum", "--dry-run"], ["sql", "SELECT 1"], ["report"]])
 def test_a_file_given_as_out_was_said_to_be_no_output_folder(cli, tmp_path, command):
     afile = tmp_path / "afile"
     afile.write_text("keep me")

@@ -41,3 +41,47 @@ def test_local_with_more_threads_than_a_jvm_starts_was_a_py4j_traceback(master):
     with pytest.raises(BaccaratError, match=rf"Spark master '{re.escape(master)}': at most local\[1,024\]"):
         check_master(master)
     assert check_master("local[1024]") == "local[1024]"
+
+
+@pytest.mark.parametrize("command", [
+    ("simulate", "--shoes", "1", "--seed", "1"),
+    ("run",),
+    ("composition", "--run-id", "r"),
+    ("backtest", "--run-id", "r", "--systems", "flat_banker"),
+    ("marts",),
+])
+@pytest.mark.parametrize("master", ["mesos://host:5050", "local[0]", "spark://host"])
+def test_a_malformed_master_is_refused_as_the_option_is_read(cli, tmp_path, command, master):
+    """`baccarat run --master mesos://host:5050` (and composition, backtest, simulate) on a run already
+    committed said "nothing to do", built the marts in-process and exited 0: the master was judged only
+    when Spark started. It is refused in one line before the store is touched, whatever is there."""
+    out = tmp_path / "data"
+    status, stdout, err = cli(*command, "--out", out, "--master", master)
+    assert status == 2 and stdout == ""
+    assert err.startswith("error: Invalid value for '--master': ") and master in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+# What Spark 4.3's launcher printed (its first lines) for `baccarat simulate --master yarn` with neither
+# HADOOP_CONF_DIR nor YARN_CONF_DIR set, before it exited 1.
+YARN_UNCONFIGURED = """WARNING: Using incubator modules: jdk.incubator.vector
+Exception in thread "main" org.apache.spark.SparkException: When running with master 'yarn' either \
+HADOOP_CONF_DIR or YARN_CONF_DIR must be set in the environment.
+\tat org.apache.spark.deploy.SparkSubmitArguments.error(SparkSubmitArguments.scala:670)
+"""
+
+
+def test_a_jvm_that_stops_as_it_starts_says_why_in_the_one_line(cli, tmp_path, monkeypatch):
+    """`baccarat simulate --master yarn` without Hadoop's configuration said only "Spark's JVM stopped as it
+    started: its output is in LOG"; the reason Spark gave, its main thread's exception, is in the line."""
+    java = tmp_path / "jdk" / "bin" / "java"  # not a JVM: it prints what Spark's did and stops
+    java.parent.mkdir(parents=True)
+    java.write_text(f"#!/bin/sh\ncat >&2 <<'END'\n{YARN_UNCONFIGURED}END\nexit 1\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    monkeypatch.setenv("BACCARAT_LOG_DIR", str(tmp_path / "logs"))
+    status, out, err = cli("simulate", "--shoes", "1", "--seed", "1", "--out", tmp_path / "data", "--master", "yarn")
+    [log] = (tmp_path / "logs").iterdir()
+    assert status == 2 and out == "" and err == (
+        "error: Spark's JVM stopped as it started (SparkException: When running with master 'yarn' either "
+        f"HADOOP_CONF_DIR or YARN_CONF_DIR must be set in the environment.): its output is in {log}\n")

@@ -61,9 +61,10 @@ def test_a_store_is_one_value_that_travels_to_the_tasks(tmp_path):
     assert Store.parse("s3://bucket/a/").fs_path("rounds") == "bucket/a/rounds"
 
 
-@pytest.mark.parametrize("command", ["runs", "verify", "vacuum", "marts"])
+@pytest.mark.parametrize("command", ["runs", "verify", "vacuum", "marts", "sql", "report"])
 def test_a_table_folder_given_for_the_data_folder_is_refused_not_listed_as_empty(cli, tmp_path, command):
-    """`baccarat runs --out data/rounds` listed no run and exited 0: data/rounds is a table of data/."""
+    """`baccarat runs --out data/rounds` listed no run and exited 0: data/rounds is a table of data/. `baccarat
+    sql` and `baccarat report` said there was no warehouse there and to run `baccarat marts`, which refused it."""
     table = tmp_path / "data" / "rounds"
     (table / "_delta_log").mkdir(parents=True)
     status, out, err = cli(command, "--out", table)
