@@ -166,6 +166,11 @@ def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:
         if not Path(file).is_file():
             found = _RUN_FILE.fullmatch(file)
             out, run = found.groups() if found else (stable.parent, "?")
+            if not Path(file).parent.parent.is_dir():  # no table there at all, not one run's file gone
+                raise WorldFailure(f"the warehouse {stable}: view {view} reads the runs' files beside it, and there "
+                                   f"is no {Path(file).parent.parent}: a warehouse copied or moved away from its "
+                                   "data folder cannot read them; open it where `baccarat marts` published it, or "
+                                   f"publish one here (baccarat marts --out DATA --warehouse {stable})")
             raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is gone: "
                                 f"`baccarat verify --out {out}` names the repair if the run is damaged; then publish "
                                 f"the warehouse again (baccarat marts --out {out} --warehouse {stable})")

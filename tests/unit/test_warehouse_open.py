@@ -139,6 +139,26 @@ def test_a_view_whose_run_file_is_gone_names_verify_before_the_republish(cli, tm
                         f"damaged; then publish the warehouse again (baccarat marts --out {data} --warehouse {path})\n")
 
 
+def test_a_warehouse_copied_away_from_its_data_folder_says_so(cli, tmp_path):
+    """A copy of the warehouse file alone named `verify --out` a folder without tables: its views read the
+    runs' files relative to the file's folder, and that folder holds none."""
+    data = tmp_path / "data"
+    part = data / "rounds" / "run_id=r" / "part-0.parquet"
+    part.parent.mkdir(parents=True)
+    with duckdb.connect(str(data / "warehouse.duckdb")) as con:
+        con.execute(f"COPY (SELECT 1 AS shoe_id) TO '{part}' (FORMAT parquet)")
+        con.execute(f"SET file_search_path = '{data}'")
+        con.execute("CREATE VIEW rounds AS SELECT * FROM read_parquet('rounds/run_id=r/part-0.parquet')")
+    (tmp_path / "elsewhere").mkdir()
+    copy = tmp_path / "elsewhere" / "w.duckdb"
+    shutil.copyfile(data / "warehouse.duckdb", copy)
+    status, out, err = cli("sql", "--warehouse", copy, "SELECT 1")
+    assert (status, out) == (1, "") and err.count("\n") == 1
+    assert f"there is no {tmp_path / 'elsewhere' / 'rounds'}: a warehouse copied or moved away from its data " \
+           "folder cannot read them" in err and "verify" not in err, err
+    assert cli("sql", "--warehouse", data / "warehouse.duckdb", "SELECT count(*) AS n FROM rounds")[:2] == (0, "n\n1\n")
+
+
 def test_readers_at_once_in_one_process_share_the_file_each_confined_and_closed_alone(tmp_path):
     """Two connections at once in one process (a BI server's threads, a SQLAlchemy pool) failed: DuckDB
     opens a file once per process with one configuration, and each opening asked for a spill folder of its
