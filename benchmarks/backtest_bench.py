@@ -38,7 +38,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from bench_support import machine_load, run_polled, run_record, scratch_folder, simulate_command
+from bench_support import (machine_load, run_polled, run_record, scratch_folder, simulate_command,
+                           warm_driver_archive)
 
 from pipeline.session_kernel import play_sessions
 from pipeline.storage import Store
@@ -112,6 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     print(machine_load())
     with scratch_folder("backtest_bench_", args.keep) as workdir:
+        warm_driver_archive(workdir)
         out, run_id = str(workdir / "data"), f"backtest-bench-{args.shoes}"
         simulated, _ = run_polled(simulate_command(args.shoes, SEED, out, run_id), workdir / "simulate.log")
         print(f"simulate {args.shoes:,} shoes on local[2]: {simulated:.1f} s")

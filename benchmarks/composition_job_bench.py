@@ -40,6 +40,7 @@ from bench_support import (
     run_record,
     scratch_folder,
     simulate_command,
+    warm_driver_archive,
 )
 from composition_bench import BENCH_DIR, compile_reference
 
@@ -132,6 +133,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     with scratch_folder("composition-job-bench-", args.keep) as workdir:
+        warm_driver_archive(workdir)
         print(machine_load(), flush=True)
         small = composition_run(args.shoes // 5, args.rules, workdir)
         full = composition_run(args.shoes, args.rules, workdir)

@@ -56,6 +56,7 @@ from bench_support import (
     s3_bucket,
     scratch_folder,
     simulate_command,
+    warm_driver_archive,
 )
 from test_cluster import standalone_cluster  # the tests' standalone cluster (bench_support's sys.path)
 
@@ -222,6 +223,7 @@ def spark_report(out: str, shoes: int, workdir: Path, spark: list[str], repeat: 
     peak memory."""
     run_id = committed_run(out, shoes)
     record = run_record(out, run_id)
+    warm_driver_archive(workdir)
     print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
     read_once(out, record)
     ratios: dict[str, list[float]] = {"duckdb": [], "polars": []}
@@ -256,6 +258,7 @@ def scaling_report(out: str, shoes: int, workdir: Path, workers: list[int], rang
     127.0.0.1, started and stopped here), and the speed-up of 2 workers over 1."""
     run_id = committed_run(out, shoes)
     record = run_record(out, run_id)
+    warm_driver_archive(workdir)
     print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
     walls: dict[tuple[str, int], float] = {}
     for count in workers:

@@ -42,6 +42,7 @@ from bench_support import (
     scratch_folder,
     shared_bench_folder,
     simulate_command,
+    warm_driver_archive,
 )
 
 from pipeline.rule_sets import load_rule_set
@@ -168,6 +169,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with scratch_folder("simulate-bench-", args.keep) as workdir:
+        warm_driver_archive(workdir)
         print(machine_load(), flush=True)
         (s3_report if args.s3 else load_report if args.load else task_report if args.task else report)(args, workdir)
         print(machine_load())

@@ -11,13 +11,16 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
+from pipeline.spark_archive import MADE_SECONDS, DriverArchive, driver_archive, keep_made_archive
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
@@ -85,12 +88,14 @@ def _answers_spark_rpc(host: str, port: int) -> bool:
     return len(reply) == len(request) and reply[8] == _STREAM_FAILURE and reply[9:] == request[9:]
 
 
-def check_java() -> None:
+def check_java() -> Path:
+    """The `java` Spark starts (JAVA_HOME's, else the PATH's); else a one-line error."""
     java_home = os.environ.get("JAVA_HOME")
     java = Path(java_home, "bin", "java") if java_home else shutil.which("java")
     if not java or not Path(java).is_file():
         raise BaccaratError("Spark needs Java 17 or later, and none was found: install it (for example "
                             "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
+    return Path(java)
 
 
 SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
@@ -142,12 +147,57 @@ def _driver_java_options(level: str) -> str:
     return options
 
 
-def launched_conf(conf, master: str, level: str):
-    """`conf` for a driver this process launches on `master`. The executors' quick JVM is a default
-    that a spark.executor.extraJavaOptions of spark-defaults.conf adds to (and overrides, flag by flag)."""
+def launched_conf(conf, master: str, level: str, archive: DriverArchive | None = None):
+    """`conf` for a driver this process launches on `master` (mapping or making `archive`). The executors'
+    quick JVM is a default that a spark.executor.extraJavaOptions of spark-defaults.conf adds to (and
+    overrides, flag by flag)."""
     conf.setMaster(master).set("spark.driver.memory", "512m")
-    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level))
+    archived = f" {archive.java_options()}" if archive else ""
+    conf.set("spark.driver.extraJavaOptions", _driver_java_options(level) + archived)
     return conf.set("spark.executor.defaultJavaOptions", QUICK_JVM)
+
+
+_MAKING: list = []  # (SparkContext, DriverArchive) of a driver making its archive, while drivers end here
+_ENDING_HERE = threading.Event()
+
+
+@contextlib.contextmanager
+def drivers_ending_here() -> Iterator[Callable[[], bool]]:
+    """Within, a driver this process launches makes the class-data archive of its JVM when there is none
+    (pipeline/spark_archive.py); at the end, its JVM is let exit, for at most MADE_SECONDS, and the
+    archive kept once whole. The console's command runs within. Yields whether a Ctrl-C ended that wait
+    (the JVM is then stopped, and no archive kept)."""
+    interrupted = []
+    _ENDING_HERE.set()
+    try:
+        yield lambda: bool(interrupted)
+    finally:
+        _ENDING_HERE.clear()
+        while _MAKING:
+            if not _exited_with_archive(*_MAKING.pop()):
+                interrupted.append(True)
+
+
+def _exited_with_archive(context, archive: DriverArchive) -> bool:
+    """Stop the SparkContext (its accumulator server would print a traceback once the JVM has gone), let
+    the driver's JVM exit (it does once its input ends) and keep what it wrote; False when a Ctrl-C
+    ended the wait."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    jvm, status = context._gateway.proc, None
+    try:
+        context.stop()
+        jvm.stdin.close()
+        status = jvm.wait(timeout=MADE_SECONDS)
+    except KeyboardInterrupt:
+        jvm.kill()
+        return False
+    except (OSError, subprocess.TimeoutExpired, Py4JError, PySparkException):
+        jvm.kill()
+    finally:
+        keep_made_archive(archive, status)
+    return True
 
 
 def under_spark_submit() -> bool:
@@ -167,7 +217,7 @@ def spark_context(master: str | None, app_name: str):
     logging.getLogger().addHandler(logging.NullHandler())
     submitted = under_spark_submit()
     if not submitted:
-        check_java()
+        java = check_java()
         master = check_master(master or "local[*]")
     if (context := SparkContext._active_spark_context) is not None:  # one a process: later commands of it (the tests') share it
         return context
@@ -179,7 +229,18 @@ def spark_context(master: str | None, app_name: str):
     conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     if submitted:
         return SparkContext.getOrCreate(conf)
-    return _start_driver(launched_conf(conf, master, level), log=None if requested else _new_spark_log())
+    archive = driver_archive(java, _spark_home(), _driver_java_options(level), make=_ENDING_HERE.is_set())
+    context = _start_driver(launched_conf(conf, master, level, archive), log=None if requested else _new_spark_log())
+    if archive and archive.making:
+        _MAKING.append((context, archive))
+    return context
+
+
+def _spark_home() -> Path:
+    """Where the driver's jars are: SPARK_HOME, else pyspark's own."""
+    import pyspark
+
+    return Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent)
 
 
 def _start_driver(conf, log: Path | None):

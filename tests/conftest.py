@@ -50,10 +50,12 @@ def pytest_report_header(config):
 @pytest.fixture(scope="session", autouse=True)
 def spark_logs(tmp_path_factory):
     """Spark's log files, of the suite's session and of every `baccarat` it starts, in a folder of the
-    suite's (never the user's ~/.local/state)."""
+    suite's (never the user's ~/.local/state); so is the driver's class-data archive (never ~/.cache),
+    which the first `baccarat` process that starts Spark makes and the later ones map."""
     folder = tmp_path_factory.mktemp("spark-logs")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BACCARAT_LOG_DIR", str(folder))
+        patch.setenv("BACCARAT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         patch.delenv("BACCARAT_SPARK_LOG_LEVEL", raising=False)
         yield folder
 

@@ -223,7 +223,12 @@ def console() -> None:
     """Console-script entry point: the process ends with main()'s status once its output is flushed,
     without the interpreter's finalisation, where native threads (Arrow's, DuckDB's) still releasing
     Python objects can abort the process (SIGABRT, exit 134) after the command has succeeded."""
-    status = main()
+    from pipeline.spark import drivers_ending_here
+
+    with drivers_ending_here() as interrupted:
+        status = main()
+    if interrupted():  # a Ctrl-C while the driver's JVM wrote its archive
+        status = _interrupted()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -1,10 +1,13 @@
-"""Starting Spark's JVM (pipeline/spark.py), in a process of its own: nothing of it outlives an interrupt."""
+"""Starting Spark's JVM (pipeline/spark.py), in a process of its own: nothing of it outlives an interrupt, and
+the driver's class-data archive is made once, whole, then mapped."""
 
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from cli_process import without_progress
 
 # A real SIGINT, sent the moment pyspark has started the JVM and before it has connected to it.
 INTERRUPT_AS_THE_JVM_STARTS = """
@@ -47,3 +50,23 @@ def test_orphan_jvm_after_ctrl_c_during_spark_start_up(tmp_path):
     finally:
         if alive(jvm):
             os.kill(jvm, signal.SIGKILL)
+
+
+def test_the_first_spark_command_makes_the_drivers_archive_and_the_next_ones_map_it(tmp_path):
+    """pipeline/spark_archive.py: the first `baccarat` that starts Spark waits for its JVM to write the
+    class-data archive and keeps it whole under its name; the next driver's JVM loads its classes from
+    it (Java's own class-loading log says so), and both commands end as any command does."""
+    cache = tmp_path / "cache"
+    env = os.environ | {"BACCARAT_CACHE_DIR": str(cache), "BACCARAT_LOG_DIR": str(tmp_path)}
+    simulate = [sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "20", "--seed", "3", "--out", str(tmp_path / "out")]
+    first = subprocess.run([*simulate, "--run-id", "first"], capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 0 and not without_progress(first.stderr), first.stderr
+    assert [path.name.startswith("driver-") and path.suffix == ".jsa" for path in (cache / "jvm").iterdir()] == [True]
+    loaded = tmp_path / "loaded"
+    loaded.mkdir()
+    java_log = {"JDK_JAVA_OPTIONS": f"-Xlog:class+load=info:file={loaded}/%p.txt"}
+    second = subprocess.run([*simulate, "--run-id", "second"], capture_output=True, text=True, timeout=300,
+                            env=env | java_log)
+    assert second.returncode == 0 and not without_progress(second.stderr), second.stderr
+    assert any("source: shared objects file (top)" in log.read_text() for log in loaded.iterdir())
+    assert len(list((cache / "jvm").iterdir())) == 1

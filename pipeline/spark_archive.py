@@ -1,0 +1,108 @@
+"""The class-data archive of the driver's JVM (Java's AppCDS): the classes a driver loads, parsed once and
+mapped by every later driver of the same Java, Spark and options, which then starts about 1.5 s sooner
+(docs/measurements.md). The JVM writes the archive as it exits, after this process would have ended, so
+a command that makes one lets its JVM exit first and keeps the archive only once the JVM has exited
+cleanly (keep_made_archive): a driver never maps a torn file. Java checks an archive against its own
+build and the class path before it maps it, and starts without it when they differ."""
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+KEPT_ARCHIVES = 2  # the newest; an upgrade of Java or pyspark makes another
+MADE_SECONDS = 120  # how long a command waits at its end for its JVM to write the archive (6 s seen)
+STALE_SECONDS = 600  # a partial archive this old is a killed command's
+SILENT = "-Xlog:cds=off,cds+dynamic=off"  # writing one warns of every class it leaves out
+
+
+def cache_folder() -> Path:
+    """BACCARAT_CACHE_DIR, else the user's cache folder (XDG_CACHE_HOME, by default ~/.cache) under baccarat."""
+    if folder := os.environ.get("BACCARAT_CACHE_DIR"):
+        return Path(folder).expanduser().absolute()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "baccarat")
+
+
+@dataclass(frozen=True)
+class DriverArchive:
+    """The archive of drivers launched with the same Java, pyspark and JVM options (`path`), and the
+    partial file this driver writes as it exits when there is none yet (`making`)."""
+
+    path: Path
+    making: Path | None
+
+    def java_options(self) -> str:
+        if self.making is None:
+            return f"-XX:SharedArchiveFile={self.path} {SILENT}"
+        return f"-XX:ArchiveClassesAtExit={self.making} {SILENT}"
+
+
+def driver_archive(java: Path, spark_home: Path, java_options: str, make: bool) -> DriverArchive | None:
+    """The archive to map, if made; else, with `make`, one to make; None without, or where the cache
+    folder cannot be written (the driver starts as it would without)."""
+    key = _key(java, spark_home, java_options)
+    folder = cache_folder() / "jvm"
+    path = folder / f"driver-{key}.jsa"
+    if path.is_file():
+        return DriverArchive(path, None)
+    if not make:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _remove_stale(folder)
+        making = folder / f".driver-{key}-{uuid.uuid4().hex[:12]}.jsa.making"
+        making.touch()  # the folder is writable; the JVM writes it whole as it exits
+    except OSError:
+        return None
+    return DriverArchive(path, making)
+
+
+def keep_made_archive(archive: DriverArchive, exit_status: int | None) -> None:
+    """Keep the archive the driver's JVM wrote, once it exited with `exit_status` 0 (None: it has not
+    exited), under its name in one rename; else remove the partial file. It and the newest others, KEPT_ARCHIVES
+    in all, stay."""
+    if archive.making is None:
+        return
+    with contextlib.suppress(OSError):
+        if exit_status == 0 and archive.making.stat().st_size > 0:
+            os.replace(archive.making, archive.path)
+            others = sorted((p for p in archive.path.parent.glob("driver-*.jsa") if p != archive.path), key=_modified)
+            for old in others[:max(0, len(others) - KEPT_ARCHIVES + 1)]:
+                old.unlink(missing_ok=True)
+        else:
+            archive.making.unlink(missing_ok=True)
+
+
+def _key(java: Path, spark_home: Path, java_options: str) -> str:
+    """What the archive depends on: the Java build (its JVM library and class modules), the jars of the
+    driver's class path, and the JVM options."""
+    home = java.resolve().parent.parent
+    built = [_identity(home / "lib" / "server" / "libjvm.so"), _identity(home / "lib" / "modules")]
+    jars = sorted(_identity(jar) for jar in (spark_home / "jars").glob("*.jar"))
+    described = json.dumps([str(home), built, jars, java_options, os.environ.get("SPARK_CONF_DIR")])
+    return hashlib.sha256(described.encode()).hexdigest()[:20]
+
+
+def _identity(path: Path) -> list:
+    try:
+        found = path.stat()
+    except OSError:
+        return [path.name, None]
+    return [path.name, found.st_size, found.st_mtime_ns]
+
+
+def _modified(path: Path) -> float:
+    with contextlib.suppress(OSError):
+        return path.stat().st_mtime
+    return 0.0
+
+
+def _remove_stale(folder: Path) -> None:
+    """Partial archives of commands killed before their JVM exited."""
+    for partial in folder.glob(".driver-*.jsa.making"):
+        if time.time() - _modified(partial) > STALE_SECONDS:
+            partial.unlink(missing_ok=True)
