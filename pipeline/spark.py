@@ -229,8 +229,13 @@ def spark_context(master: str | None, app_name: str):
     conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     if submitted:
         return SparkContext.getOrCreate(conf)
-    archive = driver_archive(java, _spark_home(), _driver_java_options(level), make=_ENDING_HERE.is_set())
-    context = _start_driver(launched_conf(conf, master, level, archive), log=None if requested else _new_spark_log())
+    archive = driver_archive(java, _spark_home(), QUICK_JVM, make=_ENDING_HERE.is_set())
+    try:
+        context = _start_driver(launched_conf(conf, master, level, archive), log=None if requested else _new_spark_log())
+    except BaseException:
+        if archive:
+            keep_made_archive(archive, exit_status=None)  # the partial file of a driver that did not start
+        raise
     if archive and archive.making:
         _MAKING.append((context, archive))
     return context

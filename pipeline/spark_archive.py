@@ -18,6 +18,9 @@ KEPT_ARCHIVES = 2  # the newest; an upgrade of Java or pyspark makes another
 MADE_SECONDS = 120  # how long a command waits at its end for its JVM to write the archive (6 s seen)
 STALE_SECONDS = 600  # a partial archive this old is a killed command's
 SILENT = "-Xlog:cds=off,cds+dynamic=off"  # writing one warns of every class it leaves out
+# Beside where an archive would be: Java exited by itself and wrote none (status 1 with SPARK_CONF_DIR, a
+# folder of files, on the class path), so later drivers neither map nor make one, and start as without
+CANNOT = ".none"
 
 
 def cache_folder() -> Path:
@@ -42,14 +45,14 @@ class DriverArchive:
 
 
 def driver_archive(java: Path, spark_home: Path, java_options: str, make: bool) -> DriverArchive | None:
-    """The archive to map, if made; else, with `make`, one to make; None without, or where the cache
-    folder cannot be written (the driver starts as it would without)."""
+    """The archive to map, if made; else, with `make`, one to make; None without, where Java could not
+    make it, or where the cache folder cannot be written (the driver starts as it would without)."""
     key = _key(java, spark_home, java_options)
     folder = cache_folder() / "jvm"
     path = folder / f"driver-{key}.jsa"
     if path.is_file():
         return DriverArchive(path, None)
-    if not make:
+    if not make or path.with_suffix(CANNOT).exists():
         return None
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -63,8 +66,9 @@ def driver_archive(java: Path, spark_home: Path, java_options: str, make: bool) 
 
 def keep_made_archive(archive: DriverArchive, exit_status: int | None) -> None:
     """Keep the archive the driver's JVM wrote, once it exited with `exit_status` 0 (None: it has not
-    exited), under its name in one rename; else remove the partial file. It and the newest others, KEPT_ARCHIVES
-    in all, stay."""
+    exited), under its name in one rename; else remove the partial file, and where the JVM ended by itself
+    (not by a signal) without writing one, mark the archive as one Java cannot make (CANNOT). It and the
+    newest others, KEPT_ARCHIVES in all, stay."""
     if archive.making is None:
         return
     with contextlib.suppress(OSError):
@@ -73,8 +77,10 @@ def keep_made_archive(archive: DriverArchive, exit_status: int | None) -> None:
             others = sorted((p for p in archive.path.parent.glob("driver-*.jsa") if p != archive.path), key=_modified)
             for old in others[:max(0, len(others) - KEPT_ARCHIVES + 1)]:
                 old.unlink(missing_ok=True)
-        else:
-            archive.making.unlink(missing_ok=True)
+            return
+        if exit_status is not None and 0 <= exit_status < 128 and archive.making.stat().st_size == 0:
+            archive.path.with_suffix(CANNOT).touch()  # it ended by itself, writing nothing: it cannot
+        archive.making.unlink(missing_ok=True)
 
 
 def _key(java: Path, spark_home: Path, java_options: str) -> str:
