@@ -38,7 +38,6 @@ The script is a report: it exits 0 whatever the ratios are.
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys

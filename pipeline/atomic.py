@@ -4,6 +4,7 @@ neither a temporary file behind nor an error of the clean-up in place of the wri
 
 import contextlib
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,3 +39,11 @@ def write_text(path: Path, text: str) -> None:
     """Replace `path` with `text` (UTF-8), whole or not at all."""
     with replacing(path) as temporary:
         temporary.write_text(text, encoding="utf-8")
+
+
+def untouched_for(path: Path, seconds: float) -> bool:
+    """Whether nothing has written `path` for `seconds` (False once it is gone)."""
+    try:
+        return path.stat().st_mtime < time.time() - seconds
+    except OSError:
+        return False

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
+from pipeline.home_folders import user_folder
 from pipeline.spark_archive import MADE_SECONDS, DriverArchive, driver_archive, keep_made_archive
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
@@ -113,9 +114,7 @@ def _requested_spark_log_level() -> str | None:
 def spark_log_folder() -> Path:
     """Where Spark's output goes when it is kept off the terminal: BACCARAT_LOG_DIR, else the user's
     state folder (XDG_STATE_HOME, by default ~/.local/state) under baccarat/logs."""
-    if folder := os.environ.get("BACCARAT_LOG_DIR"):
-        return Path(folder).expanduser().absolute()
-    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state", "baccarat", "logs")
+    return user_folder("BACCARAT_LOG_DIR", "XDG_STATE_HOME", ".local/state", "logs")
 
 
 def _new_spark_log() -> Path:

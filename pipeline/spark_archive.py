@@ -1,5 +1,5 @@
 """The class-data archive of the driver's JVM (Java's AppCDS): the classes a driver loads, parsed once and
-mapped by every later driver of the same Java, Spark and options, which then starts about 1.5 s sooner
+mapped by every later driver of the same Java, Spark and options, which then starts about 2 s sooner
 (docs/measurements.md). The JVM writes the archive as it exits, after this process would have ended, so
 a command that makes one lets its JVM exit first and keeps the archive only once the JVM has exited
 cleanly (keep_made_archive): a driver never maps a torn file. Java checks an archive against its own
@@ -9,10 +9,12 @@ import contextlib
 import hashlib
 import json
 import os
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from pipeline.atomic import untouched_for
+from pipeline.home_folders import user_folder
 
 KEPT_ARCHIVES = 2  # the newest; an upgrade of Java or pyspark makes another
 MADE_SECONDS = 120  # how long a command waits at its end for its JVM to write the archive (6 s seen)
@@ -25,9 +27,7 @@ CANNOT = ".none"
 
 def cache_folder() -> Path:
     """BACCARAT_CACHE_DIR, else the user's cache folder (XDG_CACHE_HOME, by default ~/.cache) under baccarat."""
-    if folder := os.environ.get("BACCARAT_CACHE_DIR"):
-        return Path(folder).expanduser().absolute()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "baccarat")
+    return user_folder("BACCARAT_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 
 @dataclass(frozen=True)
@@ -110,5 +110,5 @@ def _modified(path: Path) -> float:
 def _remove_stale(folder: Path) -> None:
     """Partial archives of commands killed before their JVM exited."""
     for partial in folder.glob(".driver-*.jsa.making"):
-        if time.time() - _modified(partial) > STALE_SECONDS:
+        if untouched_for(partial, STALE_SECONDS):
             partial.unlink(missing_ok=True)

@@ -6,7 +6,6 @@ import fcntl
 import os
 import shutil
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import pyarrow as pa
 
 from pipeline.bets import BET_KINDS
 from pipeline.at_once import each_at_once
-from pipeline.atomic import replacing, temporary_name
+from pipeline.atomic import replacing, temporary_name, untouched_for
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
 from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, sql_list, sql_string
@@ -259,14 +258,8 @@ def _remove_older_publishes(target: Path, published: Path) -> None:
     current = (target.parent / os.readlink(target)).parent if target.is_symlink() else published.parent
     for publish in published.parent.parent.iterdir():
         finished = (publish / target.name).exists()
-        if publish not in (published.parent, current) and (finished or _stale(publish)) and not _in_progress(publish):
+        if publish not in (published.parent, current) and (finished or untouched_for(publish, STALE_SECONDS)) and not _in_progress(publish):
             shutil.rmtree(publish, ignore_errors=True)
-
-
-def _stale(path: Path) -> bool:
-    with contextlib.suppress(OSError):
-        return time.time() - path.stat().st_mtime > STALE_SECONDS
-    return False
 
 
 def _point(target: Path, published: Path) -> None:

@@ -7,7 +7,6 @@ import hashlib
 import io
 import os
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,21 +14,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.at_once import each_at_once
-from pipeline.atomic import TEMPORARY_PREFIX
+from pipeline.atomic import TEMPORARY_PREFIX, untouched_for
 from pipeline.storage.errors import StorageError, first_line
 from pipeline.storage.layout import data_file, partition_column, run_folder
 
 STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a dead attempt's
 STALE_AGE = f"{STALE_SECONDS // 60} minutes"  # STALE_SECONDS as a user reads it
-
-
-def untouched(path: Path) -> bool:
-    """Whether no writer has touched the temporary file at `path` for STALE_SECONDS: a dead attempt's
-    (False once its writer renamed it)."""
-    try:
-        return path.stat().st_mtime < time.time() - STALE_SECONDS
-    except FileNotFoundError:
-        return False
 
 
 class HashingStream(io.RawIOBase):
@@ -102,7 +92,7 @@ class DataFiles:
         folder = Path(self.fs_path(run_folder(table, run_id)))
         for leftover in folder.glob(f"{TEMPORARY_PREFIX}*.tmp") if self.is_local and folder.is_dir() else ():
             with contextlib.suppress(FileNotFoundError):
-                if f".{job}." in leftover.name or untouched(leftover):
+                if f".{job}." in leftover.name or untouched_for(leftover, STALE_SECONDS):
                     leftover.unlink()
 
     def temporaries(self) -> dict[Path, int]:
@@ -119,7 +109,7 @@ class DataFiles:
     def remove_dead_temporaries(self, dry_run: bool) -> list[Path]:
         """Remove the temporary data files no writer has touched for STALE_SECONDS (a killed job's, which
         only a later write of the same run would remove); returns them (those that would go, if `dry_run`)."""
-        dead = [leftover for leftover in self.temporaries() if untouched(leftover)]
+        dead = [leftover for leftover in self.temporaries() if untouched_for(leftover, STALE_SECONDS)]
         for leftover in dead if not dry_run else ():
             leftover.unlink(missing_ok=True)
         return dead
