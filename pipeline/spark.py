@@ -161,34 +161,41 @@ _ENDING_HERE = threading.Event()
 
 
 @contextlib.contextmanager
-def drivers_ending_here() -> Iterator[Callable[[], bool]]:
+def drivers_ending_here() -> Iterator[Callable[[bool], bool]]:
     """Within, a driver this process launches makes the class-data archive of its JVM when there is none
-    (pipeline/spark_archive.py); at the end, its JVM is let exit, for at most MADE_SECONDS, and the
-    archive kept once whole. The console's command runs within. Yields whether a Ctrl-C ended that wait
-    (the JVM is then stopped, and no archive kept)."""
-    interrupted = []
+    (pipeline/spark_archive.py). Yields `end(keep)`, for the command's end: with `keep` (the command
+    succeeded) the JVM is let exit, for at most MADE_SECONDS, and the archive kept once whole; else the
+    JVM is stopped at once and nothing kept (a failed or interrupted command does not wait on it). It
+    returns whether a Ctrl-C ended that wait. The console's command runs within."""
     _ENDING_HERE.set()
     try:
-        yield lambda: bool(interrupted)
+        yield _end_drivers
     finally:
         _ENDING_HERE.clear()
-        while _MAKING:
-            if not _exited_with_archive(*_MAKING.pop()):
-                interrupted.append(True)
+        _end_drivers(keep=False)
 
 
-def _exited_with_archive(context, archive: DriverArchive) -> bool:
+def _end_drivers(keep: bool) -> bool:
+    interrupted = False
+    while _MAKING:
+        interrupted |= not _exited_with_archive(*_MAKING.pop(), keep=keep and not interrupted)
+    return interrupted
+
+
+def _exited_with_archive(context, archive: DriverArchive, keep: bool = True) -> bool:
     """Stop the SparkContext (its accumulator server would print a traceback once the JVM has gone), let
-    the driver's JVM exit (it does once its input ends) and keep what it wrote; False when a Ctrl-C
-    ended the wait."""
+    the driver's JVM exit (it does once its input ends; without `keep`, it is killed) and keep what it
+    wrote; False when a Ctrl-C ended the wait."""
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
     jvm, status = context._gateway.proc, None
     try:
         context.stop()
+        if not keep:
+            jvm.kill()
         jvm.stdin.close()
-        status = jvm.wait(timeout=MADE_SECONDS)
+        status = jvm.wait(timeout=MADE_SECONDS) if keep else None
     except KeyboardInterrupt:
         jvm.kill()
         return False

@@ -225,10 +225,10 @@ def console() -> None:
     Python objects can abort the process (SIGABRT, exit 134) after the command has succeeded."""
     from pipeline.spark import drivers_ending_here
 
-    with drivers_ending_here() as interrupted:
+    with drivers_ending_here() as end_drivers:
         status = main()
-    if interrupted():  # a Ctrl-C while the driver's JVM wrote its archive
-        status = _interrupted()
+        if end_drivers(keep=status == 0):  # a Ctrl-C while the driver's JVM wrote its archive
+            status = _interrupted()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

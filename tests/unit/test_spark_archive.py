@@ -2,6 +2,7 @@
 JVM options, kept only once its JVM exited cleanly, never half-written under its name. No JVM: a fake
 Java home and fake JVM processes."""
 
+import contextlib
 import os
 import time
 from types import SimpleNamespace
@@ -107,10 +108,11 @@ class FakeJvm:
     """A driver's JVM process that exits with `status` once its input ends, or waits for a Ctrl-C."""
 
     def __init__(self, status=0, interrupt=False):
-        self.status, self.interrupt, self.killed = status, interrupt, False
+        self.status, self.interrupt, self.killed, self.waited = status, interrupt, False, False
         self.stdin = SimpleNamespace(close=lambda: None)
 
     def wait(self, timeout):
+        self.waited = True
         if self.interrupt:
             raise KeyboardInterrupt
         return self.status
@@ -119,20 +121,45 @@ class FakeJvm:
         self.killed = True
 
 
-def test_the_console_lets_the_jvm_write_its_archive_and_keeps_it(java, monkeypatch):
+def ended(making, jvm: FakeJvm, keep: bool) -> bool:
+    """Whether a Ctrl-C ended the wait for `jvm`, a driver making `making`, at the end of a command that
+    succeeded (`keep`) or not."""
+    context = SimpleNamespace(_gateway=SimpleNamespace(proc=jvm), stop=lambda: None)
+    with spark.drivers_ending_here() as end_drivers:
+        spark._MAKING.append((context, making))
+        return end_drivers(keep=keep)
+
+
+def test_the_console_lets_the_jvm_write_its_archive_and_keeps_it(java):
     making = driver_archive(*java, "-Xquick", make=True)
     making.making.write_bytes(b"classes")
     jvm = FakeJvm()
-    context = SimpleNamespace(_gateway=SimpleNamespace(proc=jvm), stop=lambda: None)
-    with spark.drivers_ending_here() as interrupted:
-        spark._MAKING.append((context, making))
-    assert not interrupted() and making.path.read_bytes() == b"classes" and not jvm.killed
+    assert not ended(making, jvm, keep=True)
+    assert making.path.read_bytes() == b"classes" and jvm.waited and not jvm.killed
 
 
 def test_a_ctrl_c_while_the_jvm_writes_its_archive_stops_it_and_keeps_nothing(java):
     making = driver_archive(*java, "-Xquick", make=True)
     jvm = FakeJvm(interrupt=True)
+    assert ended(making, jvm, keep=True)
+    assert jvm.killed and not making.path.exists() and not making.making.exists()
+
+
+def test_a_command_that_failed_or_was_interrupted_does_not_wait_for_an_archive(java):
+    """Its JVM is killed before it could write one (a Ctrl-C'd first command waited a minute on a busy
+    machine), and nothing is kept or marked."""
+    making = driver_archive(*java, "-Xquick", make=True)
+    jvm = FakeJvm()
+    assert not ended(making, jvm, keep=False)
+    assert jvm.killed and not jvm.waited and not making.making.exists() and not making.path.exists()
+    assert driver_archive(*java, "-Xquick", make=True).making is not None  # the next command makes it
+
+
+def test_a_command_that_raised_stops_its_driver_keeping_nothing(java):
+    making = driver_archive(*java, "-Xquick", make=True)
+    jvm = FakeJvm()
     context = SimpleNamespace(_gateway=SimpleNamespace(proc=jvm), stop=lambda: None)
-    with spark.drivers_ending_here() as interrupted:
+    with contextlib.suppress(RuntimeError), spark.drivers_ending_here():
         spark._MAKING.append((context, making))
-    assert interrupted() and jvm.killed and not making.path.exists() and not making.making.exists()
+        raise RuntimeError("the command's own error")
+    assert jvm.killed and not jvm.waited and not making.making.exists() and not spark._MAKING
