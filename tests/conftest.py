@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import pytest
 import yaml
@@ -47,6 +48,16 @@ def pytest_report_header(config):
     return [f"baccarat: Python {platform.python_version()}, {packages}", f"java: {_java_version()}"]
 
 
+def shared_cache(tmp_path_factory) -> Path:
+    """The session's cache folder, one for every xdist worker (in the run's own tmp folder, which holds
+    each worker's): the first `baccarat` of any worker makes the driver's archive (17 s of CPU), and the
+    others map it (two makings at once each keep a whole file)."""
+    base = tmp_path_factory.getbasetemp()
+    cache = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cache"
+    cache.mkdir(exist_ok=True)
+    return cache
+
+
 @pytest.fixture(scope="session", autouse=True)
 def spark_logs(tmp_path_factory):
     """Spark's log files, of the suite's session and of every `baccarat` it starts, in a folder of the
@@ -55,7 +66,7 @@ def spark_logs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("spark-logs")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BACCARAT_LOG_DIR", str(folder))
-        patch.setenv("BACCARAT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        patch.setenv("BACCARAT_CACHE_DIR", str(shared_cache(tmp_path_factory)))
         patch.delenv("BACCARAT_SPARK_LOG_LEVEL", raising=False)
         yield folder
 
