@@ -92,6 +92,9 @@ def check_java() -> Path:
     """The `java` Spark starts (JAVA_HOME's, else the PATH's); else a one-line error."""
     java_home = os.environ.get("JAVA_HOME")
     java = Path(java_home, "bin", "java") if java_home else shutil.which("java")
+    if java_home and not Path(java).is_file():
+        raise BaccaratError(f"JAVA_HOME is {java_home}, which holds no bin/java: point it at a Java 17 or later, "
+                            "or unset it to use the PATH's java")
     if not java or not Path(java).is_file():
         raise BaccaratError("Spark needs Java 17 or later, and none was found: install it (for example "
                             "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")

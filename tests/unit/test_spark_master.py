@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.spark import check_master
+from pipeline.spark import check_java, check_master
 
 
 def closed_port() -> int:
@@ -85,3 +85,14 @@ def test_a_jvm_that_stops_as_it_starts_says_why_in_the_one_line(cli, tmp_path, m
     assert status == 2 and out == "" and err == (
         "error: Spark's JVM stopped as it started (SparkException: When running with master 'yarn' either "
         f"HADOOP_CONF_DIR or YARN_CONF_DIR must be set in the environment.): its output is in {log}\n")
+
+
+def test_a_java_home_without_java_is_named_in_the_one_line(tmp_path, monkeypatch):
+    """JAVA_HOME set to a folder without bin/java said "none was found: install it ... or set JAVA_HOME", to
+    a user who had set it: the line names the folder it looked in."""
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk-gone"))
+    with pytest.raises(BaccaratError) as refused:
+        check_java()
+    assert refused.value.exit_status == 2
+    assert str(refused.value) == (f"JAVA_HOME is {tmp_path / 'jdk-gone'}, which holds no bin/java: point it at "
+                                  "a Java 17 or later, or unset it to use the PATH's java")
