@@ -93,6 +93,9 @@ def check_java() -> Path:
     """The `java` Spark starts (JAVA_HOME's, else the PATH's); else a one-line error."""
     java_home = os.environ.get("JAVA_HOME")
     java = Path(java_home, "bin", "java") if java_home else shutil.which("java")
+    if java_home and not Path(java).is_file():
+        raise BaccaratError(f"JAVA_HOME is {java_home}, which holds no bin/java: point it at a Java 17 or later, "
+                            "or unset it to use the PATH's java")
     if not java or not Path(java).is_file():
         raise BaccaratError("Spark needs Java 17 or later, and none was found: install it (for example "
                             "`apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
@@ -139,7 +142,8 @@ QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def _driver_java_options(level: str) -> str:
-    options = QUICK_JVM
+    # A JVM that crashes writes its report (hs_err_pidN.log) beside Spark's logs, not in the current folder
+    options = f"{QUICK_JVM} -XX:ErrorFile={spark_log_folder() / 'hs_err_pid%p.log'}"
     settings = Path(str(resource("conf", "spark", "log4j2.properties")))
     if settings.is_file():
         options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
@@ -237,14 +241,28 @@ def spark_context(master: str | None, app_name: str):
         return SparkContext.getOrCreate(conf)
     archive = driver_archive(java, _spark_home(), QUICK_JVM, make=_ENDING_HERE.is_set())
     try:
-        context = _start_driver(launched_conf(conf, master, level, archive), log=None if requested else _new_spark_log())
-    except BaseException:
-        if archive:
-            keep_made_archive(archive, exit_status=None)  # the partial file of a driver that did not start
-        raise
+        context = _start_archived(conf, master, level, archive, requested)
+    except _StoppedStarting:
+        if archive is None or archive.making is not None:
+            raise
+        # Java checks a mapped archive's header, not that the file holds the pages it names: a truncated one
+        # stopped it (SIGBUS). Started without, the driver proves it bad: it goes, the next command makes it.
+        context = _start_archived(conf, master, level, None, requested)
+        with contextlib.suppress(OSError):
+            archive.path.unlink()
     if archive and archive.making:
         _MAKING.append((context, archive))
     return context
+
+
+def _start_archived(conf, master: str, level: str, archive: DriverArchive | None, requested: str | None):
+    """The driver, mapping or making `archive`; the partial file of a driver that did not start goes."""
+    try:
+        return _start_driver(launched_conf(conf, master, level, archive), log=None if requested else _new_spark_log())
+    except BaseException:
+        if archive:
+            keep_made_archive(archive, exit_status=None)
+        raise
 
 
 def _spark_home() -> Path:
@@ -269,7 +287,7 @@ def _start_driver(conf, log: Path | None):
     except PySparkRuntimeError:
         reason = f" ({said})" if (said := _launch_reason(log)) else ""
         where = f": its output is in {log}" if log else ""
-        raise BaccaratError(f"Spark's JVM stopped as it started{reason}{where}") from None
+        raise _StoppedStarting(f"Spark's JVM stopped as it started{reason}{where}") from None
     if interrupted():
         _stop(gateway)
         raise KeyboardInterrupt
@@ -279,6 +297,10 @@ def _start_driver(conf, log: Path | None):
         failure = _start_failure(error.java_exception, conf.get("spark.master"), log)
         _stop(gateway)
         raise failure from None
+
+
+class _StoppedStarting(BaccaratError):
+    """Spark's JVM exited before it answered: a setting or master it refuses, or an archive it cannot map."""
 
 
 # The line of a launcher that stopped: its main thread's exception, or spark-submit's own complaint

@@ -70,3 +70,25 @@ def test_the_first_spark_command_makes_the_drivers_archive_and_the_next_ones_map
     assert second.returncode == 0 and not without_progress(second.stderr), second.stderr
     assert any("source: shared objects file (top)" in log.read_text() for log in loaded.iterdir())
     assert len(list((cache / "jvm").iterdir())) == 1
+
+
+def test_a_truncated_archive_goes_and_the_command_ends_as_without_it(tmp_path):
+    """Java checks an archive's header, not that its file holds the pages the header names: a truncated
+    archive (a disk that lost its end) stopped every later driver as it mapped them (SIGBUS), each command
+    ending in exit 2 and a crash report in the current folder. The driver starts again without it, the
+    archive goes (the next command makes it), and the JVM's report is beside Spark's logs."""
+    cache = tmp_path / "cache"
+    env = os.environ | {"BACCARAT_CACHE_DIR": str(cache), "BACCARAT_LOG_DIR": str(tmp_path / "logs")}
+    simulate = [sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "20", "--seed", "3", "--out", str(tmp_path / "out")]
+    assert subprocess.run([*simulate, "--run-id", "first"], capture_output=True, env=env, timeout=300).returncode == 0
+    [archive] = (cache / "jvm").iterdir()
+    made = archive.read_bytes()
+    archive.chmod(0o644)
+    archive.write_bytes(made[:len(made) // 2])
+    work = tmp_path / "work"
+    work.mkdir()
+    second = subprocess.run([*simulate, "--run-id", "second"], capture_output=True, text=True, timeout=300,
+                            env=env, cwd=work)
+    assert second.returncode == 0 and not without_progress(second.stderr), second.stderr
+    assert list(work.iterdir()) == [] and list((tmp_path / "logs").glob("hs_err_pid*.log"))
+    assert not archive.exists()

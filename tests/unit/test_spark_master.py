@@ -6,7 +6,8 @@ import socket
 import pytest
 
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.spark import check_master
+from pipeline.spark import QUICK_JVM, _spark_home, check_java, check_master
+from pipeline.spark_archive import driver_archive
 
 
 def closed_port() -> int:
@@ -85,3 +86,31 @@ def test_a_jvm_that_stops_as_it_starts_says_why_in_the_one_line(cli, tmp_path, m
     assert status == 2 and out == "" and err == (
         "error: Spark's JVM stopped as it started (SparkException: When running with master 'yarn' either "
         f"HADOOP_CONF_DIR or YARN_CONF_DIR must be set in the environment.): its output is in {log}\n")
+
+
+def test_a_jvm_that_stops_as_it_starts_without_the_archive_too_keeps_the_archive(cli, tmp_path, monkeypatch):
+    """A driver that stops as it maps the archive starts again without it (a truncated archive stops Java);
+    when it stops again, the archive was not the cause: it stays, and the line says why it stopped."""
+    java = tmp_path / "jdk" / "bin" / "java"  # records how it was started, prints what Spark's did and stops
+    java.parent.mkdir(parents=True)
+    java.write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path}/starts\ncat >&2 <<'END'\n{YARN_UNCONFIGURED}END\nexit 1\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    monkeypatch.setenv("BACCARAT_LOG_DIR", str(tmp_path / "logs"))
+    archive = driver_archive(java, _spark_home(), QUICK_JVM, make=True)
+    archive.making.rename(archive.path)
+    status, out, err = cli("simulate", "--shoes", "1", "--seed", "1", "--out", tmp_path / "data", "--master", "yarn")
+    assert status == 2 and out == "" and err.count("\n") == 1 and "HADOOP_CONF_DIR or YARN_CONF_DIR" in err, err
+    mapping = [f"-XX:SharedArchiveFile={archive.path}" in start for start in (tmp_path / "starts").read_text().splitlines()]
+    assert mapping == [True, False] and archive.path.is_file()
+
+
+def test_a_java_home_without_java_is_named_in_the_one_line(tmp_path, monkeypatch):
+    """JAVA_HOME set to a folder without bin/java said "none was found: install it ... or set JAVA_HOME", to
+    a user who had set it: the line names the folder it looked in."""
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk-gone"))
+    with pytest.raises(BaccaratError) as refused:
+        check_java()
+    assert refused.value.exit_status == 2
+    assert str(refused.value) == (f"JAVA_HOME is {tmp_path / 'jdk-gone'}, which holds no bin/java: point it at "
+                                  "a Java 17 or later, or unset it to use the PATH's java")
