@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -142,12 +143,13 @@ QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def _driver_java_options(level: str) -> str:
-    # A JVM that crashes writes its report (hs_err_pidN.log) beside Spark's logs, not in the current folder
-    options = f"{QUICK_JVM} -XX:ErrorFile={spark_log_folder() / 'hs_err_pid%p.log'}"
+    """The driver JVM's options, paths quoted as a shell would (Spark splits them so): a JVM that crashes
+    writes its report (hs_err_pidN.log) beside Spark's logs, not in the current folder."""
+    options = [QUICK_JVM, shlex.quote(f"-XX:ErrorFile={spark_log_folder() / 'hs_err_pid%p.log'}")]
     settings = Path(str(resource("conf", "spark", "log4j2.properties")))
     if settings.is_file():
-        options += f" -Dlog4j2.configurationFile={settings} -Dbaccarat.spark.log.level={level}"
-    return options
+        options += [shlex.quote(f"-Dlog4j2.configurationFile={settings}"), f"-Dbaccarat.spark.log.level={level}"]
+    return " ".join(options)
 
 
 def launched_conf(conf, master: str, level: str, archive: DriverArchive | None = None):

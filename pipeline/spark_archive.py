@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +41,8 @@ class DriverArchive:
 
     def java_options(self) -> str:
         if self.making is None:
-            return f"-XX:SharedArchiveFile={self.path} {SILENT}"
-        return f"-XX:ArchiveClassesAtExit={self.making} {SILENT}"
+            return f"{shlex.quote(f'-XX:SharedArchiveFile={self.path}')} {SILENT}"
+        return f"{shlex.quote(f'-XX:ArchiveClassesAtExit={self.making}')} {SILENT}"
 
 
 def driver_archive(java: Path, spark_home: Path, java_options: str, make: bool) -> DriverArchive | None:

@@ -55,9 +55,10 @@ def test_orphan_jvm_after_ctrl_c_during_spark_start_up(tmp_path):
 def test_the_first_spark_command_makes_the_drivers_archive_and_the_next_ones_map_it(tmp_path):
     """pipeline/spark_archive.py: the first `baccarat` that starts Spark waits for its JVM to write the
     class-data archive and keeps it whole under its name; the next driver's JVM loads its classes from
-    it (Java's own class-loading log says so), and both commands end as any command does."""
-    cache = tmp_path / "cache"
-    env = os.environ | {"BACCARAT_CACHE_DIR": str(cache), "BACCARAT_LOG_DIR": str(tmp_path)}
+    it (Java's own class-loading log says so), and both commands end as any command does. The cache and
+    log folders' paths hold a space and a quote (a log folder with a space stopped every driver)."""
+    cache = tmp_path / "the user's cache"  # a space and a quote: the paths are in the JVM's option string
+    env = os.environ | {"BACCARAT_CACHE_DIR": str(cache), "BACCARAT_LOG_DIR": str(tmp_path / "Spark's logs")}
     simulate = [sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "20", "--seed", "3", "--out", str(tmp_path / "out")]
     first = subprocess.run([*simulate, "--run-id", "first"], capture_output=True, text=True, timeout=300, env=env)
     assert first.returncode == 0 and not without_progress(first.stderr), first.stderr
