@@ -129,7 +129,8 @@ def test_a_worker_killed_mid_job_leaves_identical_content(cluster, spark, tmp_pa
     url, env, processes = cluster
     job = submit(url, env, tmp_path / "cluster", shoes=40_000, partitions=16)
     written = tmp_path / "cluster" / "rounds" / "run_id=survivor"
-    wait_for(lambda: written.is_dir() and len(list(written.glob("part-*.parquet"))) >= 2, "the first files", 120)
+    # a busy CI machine took over 120 s to start the job and write its first files (the job deals 16 of them)
+    wait_for(lambda: written.is_dir() and len(list(written.glob("part-*.parquet"))) >= 2, "the first files", 300)
     os.killpg(processes["worker2"].pid, signal.SIGKILL)  # the worker, its executor and Python workers
     _, stderr = job.communicate(timeout=300)
     assert job.returncode == 0, stderr[-3000:]
