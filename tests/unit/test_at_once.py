@@ -2,13 +2,14 @@
 
 import _thread
 import concurrent.futures._base
+import os
 import sys
 import threading
 import time
 
 import pytest
 
-from pipeline.at_once import each_at_once
+from pipeline.at_once import SHARED_THREADS, each_at_once
 
 futures_base = concurrent.futures._base.__file__
 
@@ -103,3 +104,31 @@ def test_a_ctrl_c_waited_for_every_queued_item_before_it_was_seen():
         release.set()
     time.sleep(0.1)
     assert sorted(started) == [0, 1]
+
+
+def test_the_threads_are_kept_between_calls():
+    """Starting a thread waits for the GIL that the threads at work hold: the calls reuse the same ones."""
+    def thread_of(_: int) -> threading.Thread:
+        time.sleep(0.001)
+        return threading.current_thread()  # kept: an ident may be reused by a later thread, an object not
+
+    seen = {thread for _ in range(30) for thread in each_at_once(thread_of, range(4))}
+    assert len(seen) <= SHARED_THREADS
+
+
+def test_calls_made_from_inside_calls_end_even_with_every_shared_thread_waiting_on_them():
+    """Each outer item waits on an inner call: with the shared threads all outer items, an inner call
+    queued behind them would wait for ever."""
+    def outer(item: int) -> int:
+        return sum(each_at_once(lambda inner: inner * item, range(3)))
+
+    assert each_at_once(outer, range(2 * SHARED_THREADS)) == [3 * item for item in range(2 * SHARED_THREADS)]
+
+
+def test_a_forked_child_works_its_items_on_threads_of_its_own():
+    each_at_once(lambda item: item, range(4))  # the parent's shared threads are started and idle
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if each_at_once(lambda item: item * 2, range(4)) == [0, 2, 4, 6] else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
