@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.orphans import orphan_problem, orphan_run
+from pipeline.orphans import dealt_with, orphan_problem, orphan_run
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            failing_checksums, missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
@@ -104,10 +104,13 @@ def _committed_run(plan: JobPlan) -> RunRecord | None:
 
 
 def _refuse_orphan(plan: JobPlan) -> None:
-    """DamagedRun naming the repair, when the data tables hold rows of the plan's run but the runs table has
-    no row of it: dealing it would replace those rows, whatever parameters they were dealt with."""
-    if orphan := orphan_run(plan.out, plan.run_id):
-        raise DamagedRun(orphan_problem(plan.out, orphan, content_key(plan.parameters())))
+    """DamagedRun naming the repair, when the data tables hold rows of the plan's run, dealt with other
+    parameters, but the runs table has no row of it. Rows dealt with the plan's own parameters are a run
+    whose runs row was never committed (a job that died between its commits): dealing it again, as a
+    scheduler's retry does, commits the same rows and then the row."""
+    key = content_key(plan.parameters())
+    if (orphan := orphan_run(plan.out, plan.run_id)) and dealt_with(plan.out, orphan) != [key]:
+        raise DamagedRun(orphan_problem(plan.out, orphan, key))
 
 
 def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:

@@ -65,6 +65,11 @@ def orphan_run(store: Store, run_id: str) -> OrphanRun | None:
     return OrphanRun(run_id, tables, *(newest_row(store, run_id, store.written_files(RUNS).get(run_id, [])) or ()))
 
 
+def dealt_with(store: Store, orphan: OrphanRun) -> list[str]:
+    """The content keys in the names of a lost run's committed files ("none" for a name without one)."""
+    return sorted({part_key(f["path"]) or "none" for f in store.partition_files(orphan.tables[0], orphan.run_id)})
+
+
 def orphan_problem(store: Store, orphan: OrphanRun, key: str | None = None) -> str:
     """verify's line for a run the runs table lost, ending in what repairs it; given the content key of a
     plain simulate's parameters (`key`), whether they are those its files were dealt with."""
@@ -76,11 +81,8 @@ def orphan_problem(store: Store, orphan: OrphanRun, key: str | None = None) -> s
         found = f"its row file {store.location(orphan.row_file)} is there"
         return (f"run {orphan.run_id!r}: {', and '.join(filter(None, (holds, found)))}, but {runs_table}; "
                 f"repair: {repair_command(store, orphan.row)}")
-    files = store.partition_files(orphan.tables[0], orphan.run_id)
-    keys = sorted({part_key(f["path"]) or "none" for f in files})
+    files, keys = store.partition_files(orphan.tables[0], orphan.run_id), dealt_with(store, orphan)
     problem = f"run {orphan.run_id!r}: {holds}, but {runs_table} and no row file of it is left; repair: "
-    if key is not None and keys == [key]:
-        return problem + "this command with --overwrite (its files were dealt with these parameters)"
     these = ", not these" if key is not None else ""
     return (f"{problem}deal it again with the {_parameters(orphan)} it was made with{these} (a plain simulate with "
             f"them says whether they are: its files' names carry their key, {', '.join(keys)}): "

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pyarrow.fs as pafs
 import pytest
 from spark_jobs import read_table, simulate
+from test_faults import refuse_commits_of
 
 from pipeline.runs import DATA_TABLES, commit_run, read_run, read_runs
 from pipeline.storage import DELTA_LOG, Store
@@ -221,8 +222,9 @@ def test_runs_the_runs_table_lost_are_found_by_verify_and_repaired_as_it_says(cl
         assert line.startswith(f"run {parameters['run_id']!r}: the rounds and shoes tables hold its rows"), line
         assert ("no row file of it is left" in line) == (parameters["run_id"] in rowless)
         assert _repair(line, parameters) == ["baccarat", *_command(store_uri, parameters), "--overwrite"]
-    for command in (_command(store_uri, FIRST), ["runs", "--out", store_uri], ["marts", "--out", store_uri]):
-        status, out, err = cli(*command)  # no rounds committed again, no run listed, no marts built
+    other_seed = _command(store_uri, FIRST | {"seed": 99})  # not the parameters the files were dealt with
+    for command in (other_seed, ["runs", "--out", store_uri], ["marts", "--out", store_uri]):
+        status, out, err = cli(*command)  # no rounds dealt over the run, no run listed, no marts built
         assert (status, out, err.count("\n")) == (1, "", 1) and err.startswith("error: run 'first': "), (command, err)
 
     assert cli(*_repair(lines[0], FIRST)[1:])[0] == 0
@@ -240,6 +242,22 @@ def test_runs_the_runs_table_lost_are_found_by_verify_and_repaired_as_it_says(cl
     assert restored == {"first", "second"} - rowless  # a row file left is committed again, not dealt anew
     assert cli("runs", "--out", store_uri, "--json")[1].count("\n") == 2
     assert cli("marts", "--run-id", "first", "--out", store_uri, "--warehouse", tmp_path / "warehouse.duckdb")[0] == 0
+
+
+def test_a_job_that_died_before_its_runs_row_is_finished_by_a_plain_rerun_as_a_scheduler_retries_it(
+        cli, store_uri, clean, monkeypatch):
+    command = _command(store_uri, FIRST)
+    with monkeypatch.context() as patch:
+        refuse_commits_of(patch, "runs")  # rounds and shoes are committed, the runs row is not
+        status, _, err = cli(*command)
+    assert status == 1 and err.startswith("error: run 'first' was not committed: "), err
+    status, out, _ = cli("verify", "--out", store_uri)
+    assert status == 1 and out.startswith("run 'first': the rounds and shoes tables hold its rows"), out
+    status, _, err = cli(*_command(store_uri, SECOND | {"run_id": "first"}))
+    assert status == 1 and err.startswith("error: run 'first': ") and err.count("\n") == 1, err
+    assert cli(*command)[0] == 0
+    assert cli("verify", "--out", store_uri)[0] == 0
+    assert _run_bytes(Store.parse(store_uri), "first") == clean[0]
 
 
 def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(cli, tmp_path, first_on_disk):
