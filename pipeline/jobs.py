@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
+from pipeline.orphans import dealt_with, orphan_problem, orphan_run
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            failing_checksums, missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
@@ -102,6 +103,16 @@ def _committed_run(plan: JobPlan) -> RunRecord | None:
         raise DamagedRun(f"{error}; repair: the same command with --overwrite (docs/repair.md)") from None
 
 
+def _refuse_orphan(plan: JobPlan) -> None:
+    """DamagedRun naming the repair, when the data tables hold rows of the plan's run, dealt with other
+    parameters, but the runs table has no row of it. Rows dealt with the plan's own parameters are a run
+    whose runs row was never committed (a job that died between its commits): dealing it again, as a
+    scheduler's retry does, commits the same rows and then the row."""
+    key = content_key(plan.parameters())
+    if (orphan := orphan_run(plan.out, plan.run_id)) and dealt_with(plan.out, orphan) != [key]:
+        raise DamagedRun(orphan_problem(plan.out, orphan, key))
+
+
 def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
     """The content key of the rows committed under the plan's run id (`record`: its runs row, for a
     plan in runs), None when there are none."""
@@ -133,9 +144,12 @@ def _sound(plan: JobPlan, record: RunRecord | None, overwrite: bool) -> bool:
 
 def already_committed(plan: JobPlan, overwrite: bool) -> bool:
     """Whether the rows the plan would write are committed and sound (a rerun is a no-op). Other rows
-    under its run id are a one-line error unless `overwrite` (or the plan replaces them freely); an
-    overwrite replaces them only when the new rows commit, table by table."""
+    under its run id (rows of a run the runs table lost too) are a one-line error unless `overwrite` (or
+    the plan replaces them freely); an overwrite replaces them only when the new rows commit, table by
+    table."""
     record = _committed_run(plan) if plan.in_runs else None
+    if plan.in_runs and record is None and not overwrite:
+        _refuse_orphan(plan)
     held = committed_key(plan, record)
     if held == content_key(plan.parameters()):
         if not plan.in_runs:  # a file missing, missized or failing its recorded checksum is written again

@@ -11,6 +11,7 @@ from pipeline.at_once import each_at_once
 from pipeline.bets import BET_KINDS
 from pipeline.cards import MAX_RUNNING_COUNT, MAX_TAG, MAX_TRUE_COUNT
 from pipeline.errors import BaccaratError
+from pipeline.orphans import newest_row, orphan_problem, orphan_runs
 from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, failing_checksums, missized_files,
                            read_runs, repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
@@ -49,8 +50,8 @@ def _recorded_runs(store: Store) -> list[RunRecord]:
     try:
         return read_runs(store)
     except StorageError:
-        newest = [(run_id, files[-1]["path"]) for run_id, files in store.written_files(RUNS).items() if files]
-        return [run for run_id, path in newest if (run := written_run(store, run_id, path))]
+        newest = [newest_row(store, run_id, files) for run_id, files in store.written_files(RUNS).items()]
+        return [found[0] for found in newest if found]
 
 
 def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list[str]:
@@ -123,7 +124,8 @@ def _added_problems(store: Store, run: RunRecord, reported: set[str]) -> list[st
 def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[str], int]:
     """Every problem of the store's tables and of its committed runs (or those of `run_ids`), a line
     each, with the command that repairs it (none when everything verifies); and how many runs it checked.
-    A damaged log is one line, not one more for each run in the table."""
+    A damaged log is one line, not one more for each run in the table; a run the runs table lost (a data
+    table holds its rows, or its row file is there) is one line too."""
     problems = [line for table in store.table_names() for line in _table_problems(store, table, run_ids)]
     try:
         runs = read_runs(store)
@@ -131,7 +133,9 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
         return [*problems, str(error)], 0
     except StorageError:
         return problems, 0  # the runs table's damaged log is a line already
-    if unknown := sorted(set(run_ids or ()) - {run.run_id for run in runs}):
+    orphans = [o for o in orphan_runs(store, {run.run_id for run in runs}) if not run_ids or o.run_id in run_ids]
+    problems += [orphan_problem(store, orphan) for orphan in orphans]
+    if unknown := sorted(set(run_ids or ()) - {run.run_id for run in runs} - {o.run_id for o in orphans}):
         raise BaccaratError(f"unknown run id {unknown[0]!r}: no row in {store.location(RUNS)}")
     damaged_logs = {line.partition("; repair: ")[0] for line in problems}
     checked = [run for run in runs if not run_ids or run.run_id in run_ids]
@@ -160,7 +164,8 @@ def repair_logs(store: Store, tables: list[str]) -> list[str]:
 
 def _restore_runs_rows(store: Store) -> list[str]:
     """Commit again, for each run with no committed row, its newest row file whose listed rounds and
-    shoes files all verify (their size, SHA-256 and contract): rows a set-aside log had committed."""
+    shoes files all verify (their size, SHA-256 and contract): rows a set-aside log had committed, or a
+    runs log deleted (verify names such a run: pipeline/orphans.py)."""
     committed, done = store.run_ids(RUNS), []
     for run_id, files in store.written_files(RUNS).items():
         if run_id in committed:
@@ -177,12 +182,10 @@ def _restore_runs_rows(store: Store) -> list[str]:
 
 def repair_data_tables(store: Store) -> list[str]:
     """Set aside the damaged part of the logs of rounds, shoes, banque_rounds and runs, commit again the
-    runs rows they lost, then every run's files of each table its row lists (rounds and shoes, or
-    banque_rounds), where the table no longer holds them and they all verify (their size and SHA-256);
-    returns a line for each thing done."""
-    done = repair_logs(store, list(RUN_TABLES))
-    if runs_log := repair_logs(store, [RUNS]):
-        done += runs_log + _restore_runs_rows(store)
+    runs rows lost (in a set-aside or deleted log: their row files are left), then every run's files of
+    each table its row lists (rounds and shoes, or banque_rounds), where the table no longer holds them and
+    they all verify (their size and SHA-256); returns a line for each thing done."""
+    done = repair_logs(store, [*RUN_TABLES, RUNS]) + _restore_runs_rows(store)
     for run in read_runs(store):
         for table in run.versions:
             if uncommitted(store, run, table) and not run_problems(store, run.only(table), checksums=True,

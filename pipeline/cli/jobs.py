@@ -177,6 +177,7 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     from pipeline.games.pairs import strategy_pair
     from pipeline.games.strategies import shown_name
     from pipeline.jobs import already_committed
+    from pipeline.orphans import orphan_run
     from pipeline.runs import read_run
     from pipeline.simulate import job
 
@@ -188,7 +189,8 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
               f"the Banker {shown_name(strategies.banker)}")
     plan = job.plan_for(out, rule_set, seed, shoes, run_id, partitions, strategies)
     _print_repairs(out, overwrite)
-    replacing = overwrite and read_run(out, plan.run_id) is not None
+    # a run the runs table lost, with no row file left to commit again, is replaced by the one dealt
+    replacing = overwrite and (read_run(out, plan.run_id) is not None or orphan_run(out, plan.run_id) is not None)
     if already_committed(plan, overwrite):
         print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
         return plan.run_id

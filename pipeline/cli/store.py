@@ -15,6 +15,7 @@ from pipeline.render import TextTable, show
 from pipeline.user_files import output_file
 
 if TYPE_CHECKING:  # the commands load the store (pyarrow, Delta Lake) when they run
+    from pipeline.runs import RunRecord
     from pipeline.storage import Store
 
 
@@ -29,12 +30,23 @@ def runs(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines instead of a table.")] = False,
 ) -> None:
     """The committed runs, with the Delta versions of their commits and their times, and whether their
-    marts are built: a run without is not in the warehouse, its rounds and shoes views included."""
-    from pipeline.marts.inputs import MARTS
+    marts are built: a run without is not in the warehouse, its rounds and shoes views included. A run the
+    runs table lost (docs/repair.md) is a warning naming its repair, or the error when no run is committed."""
+    from pipeline.orphans import orphan_problem, orphan_runs, refuse_orphans
     from pipeline.runs import read_runs
-    from pipeline.schemas import contract
 
     records = read_runs(out.check_readable())
+    orphans = orphan_runs(out, {r.run_id for r in records})
+    refuse_orphans(out, [] if records else orphans)
+    _list_runs(out, records, as_json)
+    for orphan in orphans:
+        print(f"warning: {orphan_problem(out, orphan)}", file=sys.stderr)
+
+
+def _list_runs(out: "Store", records: list["RunRecord"], as_json: bool) -> None:
+    from pipeline.marts.inputs import MARTS
+    from pipeline.schemas import contract
+
     with_marts = out.run_ids(contract(MARTS[0]).table) if records else set()
     # a banque run has no marts to build (they read one-hand rounds): None
     marts = {r.run_id: r.run_id in with_marts if "rounds" in r.versions else None for r in records}
@@ -112,10 +124,13 @@ def vacuum(
 ) -> None:
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
+    from pipeline.orphans import orphan_runs, refuse_orphans
     from pipeline.runs import RUN_TABLES, read_runs
     from pipeline.storage import STALE_AGE
 
     records = read_runs(out.check_readable())
+    refuse_orphans(out, orphan_runs(out, {r.run_id for r in records}),
+                   " (vacuum waits for the repair: it could remove a row file no table lists)")
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
     tables = out.tables()
     if not tables:

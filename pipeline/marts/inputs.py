@@ -1,7 +1,7 @@
 """Committed runs as mart inputs: verified against their runs row and the data contracts,
 with the exact reference values both engines compare against."""
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -15,11 +15,12 @@ from pipeline.exact import BetOdds, exact_odds
 from pipeline.games.pairs import StrategyPair, checked_pair
 from pipeline.games.strategies import shown_name
 from pipeline.games.value import pair_value
+from pipeline.orphans import orphan_runs, refuse_orphans
 from pipeline.play import ENDINGS
 from pipeline.repair import ADDED_TABLES, ROUND_EV, added_problems
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
-from pipeline.runs import DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
+from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
 from pipeline.schemas import contract
 from pipeline.systems import known_systems, load_system
 from pipeline.storage import Store
@@ -188,6 +189,11 @@ def _added_files(out: Store, record: RunRecord, table: str) -> dict[str, str | N
 def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = False) -> list[RunInput]:
     out.check_readable()
     committed = committed_runs(out)
+    # a run the runs table lost: refused when named, or when no run is committed (else publish names it)
+    orphans = orphan_runs(out, out.run_ids(RUNS))
+    named = [orphan for orphan in orphans if orphan.run_id in (run_ids or ())]
+    refuse_orphans(out, named or ([] if committed else orphans),
+                   f" (the other runs build with {_run_ids(committed)})" if committed else "")
     if not committed:
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")
     if run_ids:
@@ -197,7 +203,12 @@ def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = F
         try:
             runs.append(load_run(out, run_id, tasks_hash))
         except (BaccaratError, DamagedRun) as error:  # DamagedRun is a failure of the world, not bad input
-            others = " ".join(f"--run-id {other}" for other in committed if other != run_id)
+            others = _run_ids(other for other in committed if other != run_id)
             kind = DamagedRun if isinstance(error, DamagedRun) else BaccaratError
             raise kind(f"{error} (the other runs build with {others})" if others else str(error)) from None
     return runs
+
+
+def _run_ids(run_ids: Iterable[str]) -> str:
+    """The --run-id options that name `run_ids`."""
+    return " ".join(f"--run-id {run_id}" for run_id in run_ids)

@@ -22,7 +22,8 @@ from pipeline.atomic import replacing, temporary_name, untouched_for
 from pipeline.errors import BaccaratError
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
 from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, sql_list, sql_string
-from pipeline.runs import DamagedRun, RunRecord, committed_runs, read_run
+from pipeline.orphans import orphan_problem, orphan_runs
+from pipeline.runs import RUNS, DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, StorageError, Store
 from pipeline.user_files import check_outside_tables
@@ -151,6 +152,10 @@ def check_warehouse_target(target: Path) -> Path:
     return target
 
 
+def _left_out(run_id: str, problem: str) -> str:
+    return f"run {run_id!r} left out of the warehouse: {problem.removeprefix(f'run {run_id!r}: ')}"
+
+
 def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = frozenset()) -> tuple[Path, list[str]]:
     """Build the warehouse anew from the marts of every committed run that passes its checks (runs in
     `verified` were just checked), as a new read-only file in a folder of its own in `<target>.publishes`,
@@ -158,15 +163,16 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     at `target`. A reader holding an old file open keeps reading it; a client that opened `target`
     read-write can change neither the new file nor what the pipeline's readers see. Rounds and shoes are
     views over the runs' files, named relative to the target's folder, when OUT is local. Returns the path
-    and a line for each run left out."""
+    and a line for each run left out (a run the runs table lost too: pipeline/orphans.py)."""
     target = check_warehouse_target(target)
-    runs, left_out, records = [], [], {}
+    runs, records = [], {}
+    left_out = [_left_out(o.run_id, orphan_problem(out, o)) for o in orphan_runs(out, out.run_ids(RUNS))]
     for run_id in sorted(set(committed_runs(out)) & out.run_ids(contract(MARTS[0]).table)):
         try:
             records[run_id] = load_run(out, run_id).record if run_id not in verified else read_run(out, run_id)
             runs.append(run_id)
         except (BaccaratError, DamagedRun) as error:
-            left_out.append(f"run {run_id!r} left out of the warehouse: {str(error).removeprefix(f'run {run_id!r}: ')}")
+            left_out.append(_left_out(run_id, str(error)))
     folder = target.with_name(target.name + PUBLISHES)
     # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)
     published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}" / target.name

@@ -8,10 +8,12 @@ import shutil
 from dataclasses import replace
 from datetime import timedelta
 
+import pyarrow.fs as pafs
 import pytest
 from spark_jobs import read_table, simulate
+from test_faults import refuse_commits_of
 
-from pipeline.runs import DATA_TABLES, commit_run, read_run
+from pipeline.runs import DATA_TABLES, commit_run, read_run, read_runs
 from pipeline.storage import DELTA_LOG, Store
 
 SHOES, PARTITIONS = 200, 2
@@ -178,6 +180,84 @@ def test_a_damaged_run_is_found_by_verify_and_repaired_by_simulate_overwrite(spa
     for table in DATA_TABLES:
         assert read_table(store_uri, "first", table).equals(rows[table])
     assert cli(*command)[1].endswith("nothing to do\n")
+
+
+def delete_the_runs_log(store: Store) -> set[str]:
+    """The runs table's log deleted, its row files left: verify said every log, file and contract checked
+    out (0 runs), and readers saw no run; returns the runs left without a row file."""
+    store.filesystem.delete_dir(store.fs_path("runs", DELTA_LOG))
+    return set()
+
+
+def delete_the_runs_folder(store: Store) -> set[str]:
+    store.filesystem.delete_dir(store.fs_path("runs"))
+    return {"first", "second"}
+
+
+def delete_the_runs_log_and_a_row_file(store: Store) -> set[str]:
+    delete_the_runs_log(store)
+    for file in store.written_files("runs")["first"]:
+        store.filesystem.delete_file(store.fs_path(file["path"]))
+    return {"first"}
+
+
+def _repair(line: str, parameters: dict) -> list[str]:
+    """The command a verify line ends in; one dealing a run with no row file left again names its rules
+    and seed RULES and SEED, which only that row held."""
+    given = {"RULES": "punto_banco", "SEED": str(parameters["seed"])}
+    return [given.get(word, word) for word in shlex.split(line.rpartition(": ")[2])]
+
+
+@pytest.mark.parametrize("damage", [delete_the_runs_log, delete_the_runs_folder, delete_the_runs_log_and_a_row_file])
+def test_runs_the_runs_table_lost_are_found_by_verify_and_repaired_as_it_says(cli, store_uri, clean, damage,
+                                                                               two_runs_on_disk, tmp_path):
+    store = Store.parse(store_uri)  # the module's two runs, copied (into a bucket too: dealing them there is slow)
+    pafs.copy_files(str(two_runs_on_disk), store.fs_path(), destination_filesystem=store.filesystem)
+    before, rows_before = _run_bytes(store, "second"), {run.run_id: run for run in read_runs(store)}
+    rowless = damage(store)
+    status, out, err = cli("verify", "--out", store_uri)
+    lines = out.splitlines()
+    assert status == 1 and err == "" and len(lines) == 2, out
+    for line, parameters in zip(lines, (FIRST, SECOND)):
+        assert line.startswith(f"run {parameters['run_id']!r}: the rounds and shoes tables hold its rows"), line
+        assert ("no row file of it is left" in line) == (parameters["run_id"] in rowless)
+        assert _repair(line, parameters) == ["baccarat", *_command(store_uri, parameters), "--overwrite"]
+    other_seed = _command(store_uri, FIRST | {"seed": 99})  # not the parameters the files were dealt with
+    for command in (other_seed, ["runs", "--out", store_uri], ["marts", "--out", store_uri]):
+        status, out, err = cli(*command)  # no rounds dealt over the run, no run listed, no marts built
+        assert (status, out, err.count("\n")) == (1, "", 1) and err.startswith("error: run 'first': "), (command, err)
+
+    assert cli(*_repair(lines[0], FIRST)[1:])[0] == 0
+    status, out, err = cli("runs", "--out", store_uri)  # a run lost beside committed ones: a warning
+    warned = err.startswith("warning: run 'second': the rounds and shoes tables hold its rows") and err.count("\n") == 1
+    assert status == 0 and "first" in out and (warned if "second" in rowless else err == "")
+    assert cli(*_repair(lines[1], SECOND)[1:])[0] == 0
+    assert cli("verify", "--out", store_uri) == (
+        0, f"verified 2 runs in {store_uri}: every log, file and contract checks out\n", "")
+    files, rows = clean
+    assert _run_bytes(store, "first") == files and _run_bytes(store, "second") == before
+    for table in DATA_TABLES:
+        assert read_table(store_uri, "first", table).equals(rows[table])
+    restored = {run.run_id for run in read_runs(store) if run == rows_before[run.run_id]}
+    assert restored == {"first", "second"} - rowless  # a row file left is committed again, not dealt anew
+    assert cli("runs", "--out", store_uri, "--json")[1].count("\n") == 2
+    assert cli("marts", "--run-id", "first", "--out", store_uri, "--warehouse", tmp_path / "warehouse.duckdb")[0] == 0
+
+
+def test_a_job_that_died_before_its_runs_row_is_finished_by_a_plain_rerun_as_a_scheduler_retries_it(
+        cli, store_uri, clean, monkeypatch):
+    command = _command(store_uri, FIRST)
+    with monkeypatch.context() as patch:
+        refuse_commits_of(patch, "runs")  # rounds and shoes are committed, the runs row is not
+        status, _, err = cli(*command)
+    assert status == 1 and err.startswith("error: run 'first' was not committed: "), err
+    status, out, _ = cli("verify", "--out", store_uri)
+    assert status == 1 and out.startswith("run 'first': the rounds and shoes tables hold its rows"), out
+    status, _, err = cli(*_command(store_uri, SECOND | {"run_id": "first"}))
+    assert status == 1 and err.startswith("error: run 'first': ") and err.count("\n") == 1, err
+    assert cli(*command)[0] == 0
+    assert cli("verify", "--out", store_uri)[0] == 0
+    assert _run_bytes(Store.parse(store_uri), "first") == clean[0]
 
 
 def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(cli, tmp_path, first_on_disk):

@@ -14,7 +14,7 @@ FLOORS = {
     "pipeline.errors": 1, "pipeline.progress": 1, "pipeline.lattice": 1, "pipeline.user_files": 1,
     "pipeline.storage": 2, "pipeline.duckdb_files": 2, "pipeline.render": 1, "pipeline.atomic": 1, "pipeline.at_once": 1, "pipeline.rules": 2, "pipeline.bets": 2,
     "pipeline.rule_sets": 3, "pipeline.spark": 3, "pipeline.systems": 3,
-    "pipeline.tasks": 4, "pipeline.runs": 4, "pipeline.repair": 4, "pipeline.jobs": 4,
+    "pipeline.tasks": 4, "pipeline.runs": 4, "pipeline.orphans": 4, "pipeline.repair": 4, "pipeline.jobs": 4,
     "pipeline.exact": 5, "pipeline.games": 5, "pipeline.risk": 5, "pipeline.play": 5, "pipeline.session_kernel": 5,
     "pipeline.simulate": 6, "pipeline.composition": 6, "pipeline.backtest": 6,
     "pipeline.marts": 7,

@@ -16,8 +16,10 @@ from pipeline.storage import STALE_SECONDS
 @pytest.fixture
 def interrupted(tmp_path):
     """A table and two temporaries of a killed job in a run folder: one untouched for longer than
-    STALE_SECONDS, one written a moment ago."""
-    write_deltalake(str(tmp_path / "rounds"), pa.table({"x": [1], "run_id": ["r"]}), partition_by=["run_id"])
+    STALE_SECONDS, one written a moment ago. The table holds no run: rows of a run with no runs row are
+    damage verify names (pipeline/orphans.py)."""
+    empty = pa.table({"x": pa.array([], pa.int64()), "run_id": pa.array([], pa.string())})
+    write_deltalake(str(tmp_path / "rounds"), empty, partition_by=["run_id"])
     folder = tmp_path / "rounds" / "run_id=killed"
     folder.mkdir()
     old, new = folder / ".part-0-9-abc.parquet.job1.aaaa.tmp", folder / ".part-10-19-abc.parquet.job1.bbbb.tmp"
