@@ -1,6 +1,6 @@
 """tests/functional/venv_cache.py, the cache of the server tests' venvs: built once per hash of what it
 holds, rebuilt when a build was interrupted, the package installed afresh at every use, an older hash's
-venv removed unless someone holds it. Making a venv and pip are replaced by writing down what they were
+venv removed unless someone holds it. Making a venv and uv are replaced by writing down what they were
 asked, so that this test runs in a second; test_airflow.py uses the real ones."""
 
 import fcntl
@@ -9,8 +9,8 @@ import pytest
 import venv_cache
 
 AIRFLOW = ["apache-airflow==3.3.2"]
-BUILT = ("--compile", *AIRFLOW)  # the requirements, byte-compiled once
-PACKAGE = ("--no-deps", "--force-reinstall", "package")
+BUILT = ("--compile-bytecode", *AIRFLOW)  # the requirements, byte-compiled once
+PACKAGE = ("--no-deps", "--reinstall", "package")
 
 
 @pytest.fixture
