@@ -7,7 +7,10 @@ dealt again (docs/repair.md)."""
 import shlex
 from dataclasses import dataclass
 
-from pipeline.runs import BANQUE_ROUNDS, RUN_TABLES, RUNS, DamagedRun, RunRecord, read_run, repair_command, written_run
+from pipeline.errors import BaccaratError
+from pipeline.rule_sets import RuleSet
+from pipeline.runs import (BANQUE_ROUNDS, RUN_TABLES, RUNS, DamagedRun, RunRecord, read_committed_run, read_run,
+                           repair_command, written_run)
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import part_key, part_shoes
 
@@ -110,3 +113,14 @@ def refuse_orphans(store: Store, orphans: list[OrphanRun], note: str = "") -> No
     if orphans:
         more = f" ({len(orphans) - 1:,} more such runs: `baccarat verify` names them)" if len(orphans) > 1 else ""
         raise DamagedRun(f"{orphan_problem(store, orphans[0])}{note}{more}")
+
+
+def readable_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
+    """read_committed_run, but a run the runs table lost is DamagedRun naming its repair (as marts --run-id
+    refuses it), not an unknown run id: composition and backtest of a run just dealt are not bad input."""
+    try:
+        return read_committed_run(store, run_id)
+    except BaccaratError:
+        if orphan := orphan_run(store, run_id):
+            refuse_orphans(store, [orphan])
+        raise

@@ -20,9 +20,10 @@ from pipeline.backtest.rounds import Rounds, read_rounds, shoe_key
 from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
 from pipeline.jobs import JobPlan, Written, new_tag
+from pipeline.orphans import readable_run
 from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import RunRecord, check_run, read_committed_run
+from pipeline.runs import RunRecord, check_run
 from pipeline.schemas import contract
 from pipeline.session_kernel import TIE
 from pipeline.storage import Store
@@ -114,7 +115,7 @@ def plan_for(out: Store, run_id: str, names: list[str], session: dict, partition
     no system or a name given twice. `session`: the session parameters replacing each system's (None keeps its own)."""
     if not names:
         raise BaccaratError("--systems names no system (names in conf/systems or paths, separated by commas)")
-    run, rule_set = read_committed_run(out, run_id)
+    run, rule_set = readable_run(out, run_id)
     systems = tuple(_system_for(name, session, rule_set) for name in names)
     seen = [system.name for system in systems]
     if twice := sorted({name for name in seen if seen.count(name) > 1}):

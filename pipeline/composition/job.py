@@ -15,8 +15,9 @@ from pipeline.composition.information import ROUND_COLUMNS, SHOE_COLUMNS, compos
 from pipeline.composition.kernel import NEEDS_A_FIXED_TABLEAU, round_evs
 from pipeline.errors import BaccaratError
 from pipeline.jobs import JobPlan, Written, new_tag
+from pipeline.orphans import readable_run
 from pipeline.rule_sets import RuleSet
-from pipeline.runs import RunRecord, check_run, read_committed_run, shoe_rows
+from pipeline.runs import RunRecord, check_run, shoe_rows
 from pipeline.schemas import contract
 from pipeline.storage import Store
 from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
@@ -82,7 +83,7 @@ def plan_for(out: Store, run_id: str, shoes: int | None, counts: str | None, par
     a game whose players decide draws, more shoes than it holds, count systems that are bad or meant for
     bets its rule set lacks.
     `counts`: comma-separated names or paths, None for the shipped systems its rule set can use."""
-    run, rule_set = read_committed_run(out, run_id)
+    run, rule_set = readable_run(out, run_id)
     rule_set.check_fixed_tableau(NEEDS_A_FIXED_TABLEAU)
     if shoes is not None and shoes > run.shoes:
         raise BaccaratError(f"--shoes {shoes:,} is more than run {run_id!r} holds ({run.shoes:,} shoes)")

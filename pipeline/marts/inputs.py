@@ -198,15 +198,26 @@ def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = F
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")
     if run_ids:
         return [load_run(out, run_id, tasks_hash) for run_id in run_ids]
-    runs = []
+    runs, refusals = [], []
     for run_id in committed:
         try:
             runs.append(load_run(out, run_id, tasks_hash))
-        except (BaccaratError, DamagedRun) as error:  # DamagedRun is a failure of the world, not bad input
-            others = _run_ids(other for other in committed if other != run_id)
-            kind = DamagedRun if isinstance(error, DamagedRun) else BaccaratError
-            raise kind(f"{error} (the other runs build with {others})" if others else str(error)) from None
+        except (BaccaratError, DamagedRun) as error:
+            refusals.append(error)
+    if refusals:
+        raise _refusal(refusals, runs) from None
     return runs
+
+
+def _refusal(refusals: list[Exception], loaded: list[RunInput]) -> Exception:
+    """The first refused run's error, naming the runs that build (not one refused too) and how many more
+    are refused; DamagedRun stays a failure of the world, not bad input."""
+    notes = [f"the other runs build with {_run_ids(run.run_id for run in loaded)}"] if loaded else []
+    if more := len(refusals) - 1:
+        notes.append(f"{more:,} more refused: `baccarat verify` names them")
+    first = refusals[0]
+    kind = DamagedRun if isinstance(first, DamagedRun) else BaccaratError
+    return kind(f"{first} ({'; '.join(notes)})" if notes else str(first))
 
 
 def _run_ids(run_ids: Iterable[str]) -> str:

@@ -277,6 +277,16 @@ def damage_column_type(folder):
     return _replace_with(folder, table), "column 'banker_total' is int64, expected int8"
 
 
+def test_a_refusal_names_only_the_runs_that_build(cli, built_runs):
+    """With both runs damaged, marts' line said "the other runs build with --run-id second", which fails too."""
+    damage_truncate(built_runs)
+    for path in (built_runs / "rounds" / "run_id=second").glob("*.parquet"):
+        path.write_bytes(path.read_bytes()[:1000])
+    status, out, err = cli("marts", "--out", built_runs)
+    assert (status, out, err.count("\n")) == (1, "", 1) and err.startswith("error: run 'first': "), err
+    assert err.rstrip().endswith("(1 more refused: `baccarat verify` names them)"), err
+
+
 def damage_runs_row(folder):
     DeltaTable(str(folder / "runs")).update({"files": "'oops'"}, predicate="run_id = 'first'")
     return "first", "the runs row of 'first' is malformed"

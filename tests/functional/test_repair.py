@@ -244,6 +244,18 @@ def test_runs_the_runs_table_lost_are_found_by_verify_and_repaired_as_it_says(cl
     assert cli("marts", "--run-id", "first", "--out", store_uri, "--warehouse", tmp_path / "warehouse.duckdb")[0] == 0
 
 
+@pytest.mark.parametrize("command", [["composition"], ["backtest", "--systems", "flat_banker"]])
+def test_composition_and_backtest_of_a_run_the_runs_table_lost_name_its_repair(cli, tmp_path, first_on_disk, command):
+    """They said "unknown run id 'first'" (exit 2, bad input) of a run verify names with its repair, as
+    `marts --run-id first` does."""
+    shutil.copytree(first_on_disk, tmp_path, dirs_exist_ok=True)
+    delete_the_runs_log(Store.parse(str(tmp_path)))
+    status, out, err = cli(*command, "--run-id", "first", "--out", tmp_path)
+    assert (status, out, err.count("\n")) == (1, "", 1), err
+    assert err.startswith("error: run 'first': the rounds and shoes tables hold its rows, and its row file"), err
+    assert err.rstrip().endswith(f"repair: {shlex.join(['baccarat', *_command(str(tmp_path), FIRST), '--overwrite'])}")
+
+
 def test_a_job_that_died_before_its_runs_row_is_finished_by_a_plain_rerun_as_a_scheduler_retries_it(
         cli, store_uri, clean, monkeypatch):
     command = _command(store_uri, FIRST)
