@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.orphans import dealt_with, orphan_problem, orphan_run
+from pipeline.orphans import dealt_with, lost_files, orphan_problem, orphan_run
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            failing_checksums, missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
@@ -109,7 +109,7 @@ def _refuse_orphan(plan: JobPlan) -> None:
     whose runs row was never committed (a job that died between its commits): dealing it again, as a
     scheduler's retry does, commits the same rows and then the row."""
     key = content_key(plan.parameters())
-    if (orphan := orphan_run(plan.out, plan.run_id)) and dealt_with(plan.out, orphan) != [key]:
+    if (orphan := orphan_run(plan.out, plan.run_id)) and dealt_with(lost_files(plan.out, orphan)) != [key]:
         raise DamagedRun(orphan_problem(plan.out, orphan, key))
 
 

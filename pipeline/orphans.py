@@ -61,16 +61,21 @@ def orphan_runs(store: Store, committed: set[str]) -> list[OrphanRun]:
 
 
 def orphan_run(store: Store, run_id: str) -> OrphanRun | None:
-    """The run `run_id` when the runs table has no row of it and a data table holds rows of it, else None."""
+    """The run `run_id`, which the caller found no runs row of, when a data table holds rows of it, else None."""
     tables = tuple(table for table in RUN_TABLES if run_id in store.run_ids(table))
-    if not tables or read_run(store, run_id) is not None:
+    if not tables:
         return None
     return OrphanRun(run_id, tables, *(newest_row(store, run_id, store.written_files(RUNS).get(run_id, [])) or ()))
 
 
-def dealt_with(store: Store, orphan: OrphanRun) -> list[str]:
-    """The content keys in the names of a lost run's committed files ("none" for a name without one)."""
-    return sorted({part_key(f["path"]) or "none" for f in store.partition_files(orphan.tables[0], orphan.run_id)})
+def lost_files(store: Store, orphan: OrphanRun) -> list[dict]:
+    """A lost run's committed files in the first table that holds its rows."""
+    return store.partition_files(orphan.tables[0], orphan.run_id)
+
+
+def dealt_with(files: list[dict]) -> list[str]:
+    """The content keys in the names of a lost run's committed `files` ("none" for a name without one)."""
+    return sorted({part_key(f["path"]) or "none" for f in files})
 
 
 def orphan_problem(store: Store, orphan: OrphanRun, key: str | None = None) -> str:
@@ -84,7 +89,8 @@ def orphan_problem(store: Store, orphan: OrphanRun, key: str | None = None) -> s
         found = f"its row file {store.location(orphan.row_file)} is there"
         return (f"run {orphan.run_id!r}: {', and '.join(filter(None, (holds, found)))}, but {runs_table}; "
                 f"repair: {repair_command(store, orphan.row)}")
-    files, keys = store.partition_files(orphan.tables[0], orphan.run_id), dealt_with(store, orphan)
+    files = lost_files(store, orphan)
+    keys = dealt_with(files)
     problem = f"run {orphan.run_id!r}: {holds}, but {runs_table} and no row file of it is left; repair: "
     these = ", not these" if key is not None else ""
     return (f"{problem}deal it again with the {_parameters(orphan)} it was made with{these} (a plain simulate with "
@@ -121,6 +127,6 @@ def readable_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
     try:
         return read_committed_run(store, run_id)
     except BaccaratError:
-        if orphan := orphan_run(store, run_id):
+        if read_run(store, run_id) is None and (orphan := orphan_run(store, run_id)):
             refuse_orphans(store, [orphan])
         raise
