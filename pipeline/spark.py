@@ -237,8 +237,7 @@ def spark_context(master: str | None, app_name: str):
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
-    # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
-    conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
+    executor_settings(conf)
     if submitted:
         return SparkContext.getOrCreate(conf)
     archive = driver_archive(java, _spark_home(), QUICK_JVM, make=_ENDING_HERE.is_set())
@@ -255,6 +254,17 @@ def spark_context(master: str | None, app_name: str):
     if archive and archive.making:
         _MAKING.append((context, archive))
     return context
+
+
+def executor_settings(conf):
+    """`conf` with what the executors' Python workers need, unless set already."""
+    # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
+    conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
+    # Executors given the package by --py-files add it to a worker's path only as a task starts: the daemon,
+    # started before, could not import it, so they keep pyspark's own.
+    if not conf.get("spark.submit.pyFiles"):
+        conf.setIfMissing("spark.python.daemon.module", "pipeline.spark_daemon")
+    return conf
 
 
 def _start_archived(conf, master: str, level: str, archive: DriverArchive | None, requested: str | None):

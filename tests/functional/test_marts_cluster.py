@@ -107,6 +107,19 @@ def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
     assert spark_ranges(spark)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
 
 
+def test_the_tasks_python_workers_import_the_installed_pyspark(spark):
+    """Spark puts its zipped pyspark first on the workers' path, which Python compiles afresh in every
+    daemon; the daemon of pipeline/spark_daemon.py imports the installed one, as the driver does."""
+    import pyspark
+
+    def imported(_):
+        import pyspark
+
+        return pyspark.__file__
+
+    assert spark.parallelize([0, 1], 2).map(imported).collect() == [pyspark.__file__] * 2
+
+
 def test_sessions_straddling_two_ranges_are_completed_by_the_merge(runs):
     """A range sends its 100- and 1,000-round sessions that lie wholly inside it as a histogram and the
     blocks across its edges; merged, the blocks that straddle two ranges complete every session but the
