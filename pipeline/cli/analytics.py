@@ -1,7 +1,6 @@
 """The analytics over committed runs: marts (and the warehouse), roads, report and sql."""
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption, parse_master, path_option
+from pipeline.cores import usable_cores
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
 from pipeline.marts.choices import MAX_RANGES, ROAD_CELLS_SHOES, ROAD_STATS_SHOES, Engine
@@ -83,7 +83,7 @@ def _range_runner(master: str | None, out: "Store") -> tuple["RangeRunner", int]
     from pipeline.spark import spark_context
 
     if not _on_spark(master):
-        return (on_every_core, os.cpu_count() or 1) if out.is_local else (two_at_once, 1)
+        return (on_every_core, usable_cores()) if out.is_local else (two_at_once, 1)
     from pipeline.marts.cluster import spark_ranges
 
     context = spark_context(master, "baccarat marts")

@@ -7,7 +7,6 @@ runs row records, so that the engines read local files and no object's bytes cro
 (local_range). docs/marts-and-roads.md, "On a cluster"."""
 
 import contextlib
-import os
 import shlex
 import threading
 import time
@@ -21,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from pipeline.at_once import each_at_once
+from pipeline.cores import usable_cores
 from pipeline.marts.inputs import RunInput
 from pipeline.marts.publish import PER_SHOE_MARTS, WrittenMart
 from pipeline.repair import ROUND_EV, added_repair
@@ -91,20 +91,20 @@ class ShoeRange:
         return tuple(file for file in self.rounds if file.offset < OPENING_ROUNDS)
 
 
-def _range_files(run: RunInput, table: str, first: int, last: int) -> tuple[RangeFile, ...]:
-    files, offset = [], 0
-    entries: list[FileEntry] = run.record.files_of(table)
-    for entry, path in zip(entries, run.files(table)):
+def _range_files(files: list[tuple[FileEntry, str]], first: int, last: int) -> tuple[RangeFile, ...]:
+    """Of a table's (entry, reader path) pairs in shoe order, the files holding any of shoes [first, last)."""
+    held, offset = [], 0
+    for entry, path in files:
         if entry.holds_any(first, last):
-            files.append(RangeFile(path, offset, entry.first_shoe >= first and entry.last_shoe < last))
+            held.append(RangeFile(path, offset, entry.first_shoe >= first and entry.last_shoe < last))
         offset += entry.rows
-    return tuple(files)
+    return tuple(held)
 
 
 def plan_ranges(run: RunInput, ranges: int, build: str = "") -> list[ShoeRange]:
     """The run's shoes in `ranges` contiguous ranges of whole shoes (fewer when the run has fewer shoes)."""
-    return [ShoeRange(first, last, _range_files(run, "rounds", first, last), _range_files(run, "shoes", first, last),
-                      build=build)
+    rounds, shoes = (list(zip(run.record.files_of(table), run.files(table))) for table in ("rounds", "shoes"))
+    return [ShoeRange(first, last, _range_files(rounds, first, last), _range_files(shoes, first, last), build=build)
             for first, last in shoe_ranges(run.record.shoes, ranges)]
 
 
@@ -181,7 +181,7 @@ def in_process(task: Callable[[ShoeRange], object], ranges: list[ShoeRange]) -> 
 def on_every_core(task: Callable[[ShoeRange], object], ranges: list[ShoeRange]) -> list:
     """In this process, a range per core at a time, each range's engine on one thread, as Spark's tasks
     run them: the engines' single-threaded steps (the roads' window functions) leave no core idle."""
-    return each_at_once(task, [replace(shoes, threads=1) for shoes in ranges], threads=os.cpu_count() or 1)
+    return each_at_once(task, [replace(shoes, threads=1) for shoes in ranges], threads=usable_cores())
 
 
 # From an object store, a range's files are fetched while the range before it is built: one range fetches

@@ -1,6 +1,8 @@
 """The settings the engines take to reach OUT: deltalake's and polars' storage options (object_store),
 and a DuckDB connection that reads OUT's files through pyarrow's filesystem."""
 
+from pipeline.cores import usable_cores
+
 DELTA_TIMEOUTS = {"timeout": "120s", "connect_timeout": "5s", "max_retries": "3", "retry_timeout": "30s"}
 
 
@@ -23,7 +25,7 @@ class EngineAdapters:
         import duckdb
 
         con = duckdb.connect(database, config={"autoinstall_known_extensions": "false",
-                                               "autoload_known_extensions": "false"})
+                                               "autoload_known_extensions": "false", "threads": usable_cores()})
         if not self.is_local:
             from pipeline.duckdb_files import duckdb_filesystem
 

@@ -5,7 +5,6 @@ import contextlib
 import errno
 import hashlib
 import io
-import os
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import pyarrow as pa
 
 from pipeline.at_once import each_at_once
 from pipeline.atomic import TEMPORARY_PREFIX, untouched_for
+from pipeline.cores import usable_cores
 from pipeline.storage.errors import StorageError, first_line
 from pipeline.storage.layout import data_file, partition_column, run_folder
 
@@ -138,7 +138,7 @@ class DataFiles:
 
     def sha256s(self, paths: list[str]) -> dict[str, str | None]:
         """The SHA-256 of each file at `paths` (see sha256), hashed side by side: hashing releases the GIL."""
-        return dict(zip(paths, each_at_once(self.sha256, paths, os.cpu_count())))
+        return dict(zip(paths, each_at_once(self.sha256, paths, usable_cores())))
 
     @contextlib.contextmanager
     def local_copies(self, reader_paths: list[str]) -> Iterator[dict[str, tuple[str, str]]]:

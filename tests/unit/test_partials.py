@@ -2,7 +2,6 @@
 greatest value taken, or co-moments moved to the merged means, by key, in their own types; partials whose
 keys lie in one range only are concatenated; and how one process runs the ranges."""
 
-import os
 import threading
 from decimal import Decimal
 
@@ -10,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from pipeline.marts import partials
 from pipeline.marts.partials import COMPOSITION_MERGED, MERGED, ShoeRange, merge, on_every_core
 
 NET = pa.decimal128(38, 2)
@@ -117,7 +117,7 @@ def test_perfect_play_merges_the_co_moment_of_the_per_shoe_net_over_shoes():
 def test_one_process_builds_a_local_runs_ranges_a_core_each_on_one_thread(monkeypatch):
     """on_every_core, as Spark's local tasks: as many ranges at once as cores (the first three meet at a
     barrier, which breaks unless they run together), each engine on one thread."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(partials, "usable_cores", lambda: 3)
     together = threading.Barrier(3, timeout=5)
 
     def task(shoes: ShoeRange) -> tuple[int, int | None]:
