@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.orphans import dealt_with, lost_files, orphan_problem, orphan_run
+from pipeline.orphans import commit_row, dealt_with, lost_files, orphan_problem, orphan_run
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            failing_checksums, missized_files, read_run, repair_command, run_problems)
 from pipeline.storage import StorageError, Store
@@ -103,14 +103,22 @@ def _committed_run(plan: JobPlan) -> RunRecord | None:
         raise DamagedRun(f"{error}; repair: the same command with --overwrite (docs/repair.md)") from None
 
 
-def _refuse_orphan(plan: JobPlan) -> None:
-    """DamagedRun naming the repair, when the data tables hold rows of the plan's run, dealt with other
-    parameters, but the runs table has no row of it. Rows dealt with the plan's own parameters are a run
-    whose runs row was never committed (a job that died between its commits): dealing it again, as a
-    scheduler's retry does, commits the same rows and then the row."""
+def _row_restored(plan: JobPlan, report: Callable[[str], None]) -> bool:
+    """Whether the plan's run, which the runs table has no row of, got its row back from its row file (the
+    line saying so to `report`), as `simulate --overwrite` restores it: the data tables hold its rows dealt
+    with the plan's parameters, and its newest row file records them and files that all verify (sizes,
+    checksums, contracts, the tables holding them). With no such row file it is dealt again, row last, as a
+    scheduler's retry of a job that died between its commits does. Rows dealt with other parameters are
+    DamagedRun naming the repair."""
     key = content_key(plan.parameters())
-    if (orphan := orphan_run(plan.out, plan.run_id)) and dealt_with(lost_files(plan.out, orphan)) != [key]:
+    if (orphan := orphan_run(plan.out, plan.run_id)) is None:
+        return False
+    if dealt_with(lost_files(plan.out, orphan)) != [key]:
         raise DamagedRun(orphan_problem(plan.out, orphan, key))
+    if orphan.row is None or committed_key(plan, orphan.row) != key or run_problems(plan.out, orphan.row):
+        return False
+    report(commit_row(plan.out, orphan.row, orphan.row_file))
+    return True
 
 
 def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
@@ -142,14 +150,14 @@ def _sound(plan: JobPlan, record: RunRecord | None, overwrite: bool) -> bool:
     return not problems
 
 
-def already_committed(plan: JobPlan, overwrite: bool) -> bool:
-    """Whether the rows the plan would write are committed and sound (a rerun is a no-op). Other rows
-    under its run id (rows of a run the runs table lost too) are a one-line error unless `overwrite` (or
-    the plan replaces them freely); an overwrite replaces them only when the new rows commit, table by
-    table."""
+def already_committed(plan: JobPlan, overwrite: bool, report: Callable[[str], None] = lambda line: None) -> bool:
+    """Whether the rows the plan would write are committed and sound (a rerun is a no-op), a lost run's row
+    committed again from its row file first (a line to `report`: _row_restored). Other rows under its run id
+    (rows of a run the runs table lost too) are a one-line error unless `overwrite` (or the plan replaces
+    them freely); an overwrite replaces them only when the new rows commit, table by table."""
     record = _committed_run(plan) if plan.in_runs else None
-    if plan.in_runs and record is None and not overwrite:
-        _refuse_orphan(plan)
+    if plan.in_runs and record is None and not overwrite and _row_restored(plan, report):
+        return True
     held = committed_key(plan, record)
     if held == content_key(plan.parameters()):
         if not plan.in_runs:  # a file missing, missized or failing its recorded checksum is written again

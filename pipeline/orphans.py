@@ -11,6 +11,7 @@ from pipeline.errors import BaccaratError
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import (BANQUE_ROUNDS, RUN_TABLES, RUNS, DamagedRun, RunRecord, read_committed_run, read_run,
                            repair_command, written_run)
+from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import part_key, part_shoes
 
@@ -18,20 +19,27 @@ from pipeline.tasks import part_key, part_shoes
 @dataclass(frozen=True)
 class OrphanRun:
     """A run id the runs table has no row of: the data tables holding committed rows of it, and the
-    record in its newest readable row file (None when none is left) with that file's path."""
+    record in its newest readable row file (None when none is left) with that file (its path and size)."""
 
     run_id: str
     tables: tuple[str, ...]
     row: RunRecord | None = None
-    row_file: str | None = None
+    row_file: dict | None = None
 
 
-def newest_row(store: Store, run_id: str, files: list[dict]) -> tuple[RunRecord, str] | None:
-    """The record in the newest readable of a run's row files (Store.written_files(RUNS)), and its path."""
+def newest_row(store: Store, run_id: str, files: list[dict]) -> tuple[RunRecord, dict] | None:
+    """The record in the newest readable of a run's row files (Store.written_files(RUNS)), and that file."""
     for file in reversed(files):  # names carry the attempt's start
         if (run := written_run(store, run_id, file["path"])) is not None:
-            return run, file["path"]
+            return run, file
     return None
+
+
+def commit_row(store: Store, run: RunRecord, row_file: dict) -> str:
+    """Commit a lost run's row again from its row file (one of Store.written_files(RUNS)); the line saying so."""
+    store.commit_partition(RUNS, run.run_id, [row_file | {"rows": 1}], contract(RUNS).table_schema(()),
+                           run.transaction())
+    return f"run {run.run_id!r}: its row is committed again to {store.location(RUNS)}"
 
 
 def _held(store: Store) -> dict[str, list[str]]:
@@ -86,7 +94,7 @@ def orphan_problem(store: Store, orphan: OrphanRun, key: str | None = None) -> s
     runs_table = ("the runs table has no row of it" if store.delta_table(RUNS) is not None
                   else f"the runs table is gone (no log in {store.location(RUNS)})")
     if orphan.row is not None:
-        found = f"its row file {store.location(orphan.row_file)} is there"
+        found = f"its row file {store.location(orphan.row_file['path'])} is there"
         return (f"run {orphan.run_id!r}: {', and '.join(filter(None, (holds, found)))}, but {runs_table}; "
                 f"repair: {repair_command(store, orphan.row)}")
     files = lost_files(store, orphan)

@@ -11,7 +11,7 @@ from pipeline.at_once import each_at_once
 from pipeline.bets import BET_KINDS
 from pipeline.cards import MAX_RUNNING_COUNT, MAX_TAG, MAX_TRUE_COUNT
 from pipeline.errors import BaccaratError
-from pipeline.orphans import newest_row, orphan_problem, orphan_runs
+from pipeline.orphans import commit_row, newest_row, orphan_problem, orphan_runs
 from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, failing_checksums, missized_files,
                            read_runs, repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
@@ -173,9 +173,7 @@ def _restore_runs_rows(store: Store) -> list[str]:
         for file in reversed(files):  # the newest first: names carry the attempt's start
             run = written_run(store, run_id, file["path"])
             if run is not None and not run_problems(store, run, committed=False):
-                store.commit_partition(RUNS, run_id, [file | {"rows": 1}], contract(RUNS).table_schema(()),
-                                       run.transaction())
-                done.append(f"run {run_id!r}: its row is committed again to {store.location(RUNS)}")
+                done.append(commit_row(store, run, file))
                 break
     return done
 

@@ -191,7 +191,7 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     _print_repairs(out, overwrite)
     # a run the runs table lost, with no row file left to commit again, is replaced by the one dealt
     replacing = overwrite and (read_run(out, plan.run_id) is not None or orphan_run(out, plan.run_id) is not None)
-    if already_committed(plan, overwrite):
+    if already_committed(plan, overwrite, print):
         print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
         return plan.run_id
     started = time.monotonic()
@@ -212,7 +212,7 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: "
     plan = banque_job.plan_for(out, rule_set, seed, shoes, run_id, decks, banker_policy, player_strategy, partitions)
     run, table = plan.run, out.location(banque_job.TABLE)
     _print_repairs(out, overwrite)
-    if already_committed(plan, overwrite):
+    if already_committed(plan, overwrite, print):
         print(f"run {run.run_id!r} is already committed with these parameters in {table}: nothing to do")
         return run.run_id
     started = time.monotonic()

@@ -244,6 +244,30 @@ def test_runs_the_runs_table_lost_are_found_by_verify_and_repaired_as_it_says(cl
     assert cli("marts", "--run-id", "first", "--out", store_uri, "--warehouse", tmp_path / "warehouse.duckdb")[0] == 0
 
 
+def _table_files(store: Store) -> dict[str, object]:
+    """Every file of the rounds and shoes tables (data and log), with the time it was last written."""
+    found = [info for table in DATA_TABLES
+             for info in store.filesystem.get_file_info(pafs.FileSelector(store.fs_path(table), recursive=True))]
+    return {info.path: info.mtime for info in found if info.type == pafs.FileType.File}
+
+
+def test_a_plain_rerun_of_a_run_the_runs_table_lost_commits_its_row_again_from_its_row_file(cli, store_uri,
+                                                                                            first_on_disk):
+    """It dealt the whole run again, as when no row file is left; only `simulate --overwrite` committed the
+    row again from its file."""
+    store = Store.parse(store_uri)
+    pafs.copy_files(str(first_on_disk), store.fs_path(), destination_filesystem=store.filesystem)
+    row, tables = read_run(store, "first"), _table_files(store)
+    delete_the_runs_log(store)
+    status, out, err = cli(*_command(store_uri, FIRST))
+    assert (status, err) == (0, ""), err
+    assert out.splitlines() == [f"run 'first': its row is committed again to {store.location('runs')}",
+                                f"run 'first' is already committed with these parameters in {store_uri}: nothing to do"]
+    assert _table_files(store) == tables and read_run(store, "first") == row
+    assert cli("verify", "--out", store_uri) == (
+        0, f"verified 1 run in {store_uri}: every log, file and contract checks out\n", "")
+
+
 @pytest.mark.parametrize("command", [["composition"], ["backtest", "--systems", "flat_banker"]])
 def test_composition_and_backtest_of_a_run_the_runs_table_lost_name_its_repair(cli, tmp_path, first_on_disk, command):
     """They said "unknown run id 'first'" (exit 2, bad input) of a run verify names with its repair, as
