@@ -38,47 +38,52 @@ def each_at_once(work: Callable[[T], R], items: Iterable[T], threads: int | None
     items = list(items)
     if not items:
         return []
-    calls = [(contextvars.copy_context(), item) for item in items]
-    outcomes: list[Future] = [Future() for _ in items]
-    queue = iter(zip(calls, outcomes))
-    taking, stopped = threading.Lock(), threading.Event()
-    runners = min(threads or len(items), len(items))
+    call, runners = _Call(work, items), min(threads or len(items), len(items))
     if not getattr(_WORKER, "busy", False):
-        _run_all(_SHARED, runners, work, queue, taking, stopped, outcomes)
-        return [outcome.result() for outcome in outcomes]
+        return call.run(_SHARED, runners)
     own = ThreadPoolExecutor(runners)
     try:
-        _run_all(own, runners, work, queue, taking, stopped, outcomes)
+        return call.run(own, runners)
     finally:
         own.shutdown(wait=False)
-    return [outcome.result() for outcome in outcomes]
 
 
-def _run_all(pool: ThreadPoolExecutor, runners: int, work: Callable, queue: Iterator, taking: threading.Lock,
-             stopped: threading.Event, outcomes: list[Future]) -> None:
-    for _ in range(runners):
-        pool.submit(_runner, work, queue, taking, stopped)
-    try:
-        # Waiting in short steps: a Ctrl-C that the kernel hands to a worker thread is then still seen
-        # here, where a plain join would sleep through it until every item had been worked.
-        while wait(outcomes, timeout=WAIT_STEP_SECONDS).not_done:
-            pass
-    finally:  # after a Ctrl-C, the items not started are dropped; the process is ending
-        stopped.set()
+class _Call:
+    """One call of each_at_once: the queue of its items (each with the caller's context and the Future of
+    its outcome), taken one at a time by its runners until it is empty or the caller stops waiting."""
 
+    def __init__(self, work: Callable, items: list):
+        self.work = work
+        self.outcomes: list[Future] = [Future() for _ in items]
+        self.queue: Iterator = iter(zip([(contextvars.copy_context(), item) for item in items], self.outcomes))
+        self.taking = threading.Lock()
+        self.stopped = threading.Event()
 
-def _runner(work: Callable, queue: Iterator, taking: threading.Lock, stopped: threading.Event) -> None:
-    """Work the queue's items one after another until it is empty or the caller stopped waiting."""
-    _WORKER.busy = True
-    try:
-        while not stopped.is_set():
-            with taking:
-                (context, item), outcome = next(queue, ((None, None), None))
-            if outcome is None:
-                return
-            try:
-                outcome.set_result(context.run(work, item))
-            except BaseException as error:  # noqa: BLE001 (the caller raises it, in the items' order)
-                outcome.set_exception(error)
-    finally:
-        _WORKER.busy = False
+    def run(self, pool: ThreadPoolExecutor, runners: int) -> list:
+        """The outcomes, once `runners` threads of `pool` have worked every item."""
+        for _ in range(runners):
+            pool.submit(self._runner)
+        try:
+            # Waiting in short steps: a Ctrl-C that the kernel hands to a worker thread is then still seen
+            # here, where a plain join would sleep through it until every item had been worked.
+            while wait(self.outcomes, timeout=WAIT_STEP_SECONDS).not_done:
+                pass
+        finally:  # after a Ctrl-C, the items not started are dropped; the process is ending
+            self.stopped.set()
+        return [outcome.result() for outcome in self.outcomes]
+
+    def _runner(self) -> None:
+        """Work the queue's items one after another until it is empty or the caller stopped waiting."""
+        _WORKER.busy = True
+        try:
+            while not self.stopped.is_set():
+                with self.taking:
+                    (context, item), outcome = next(self.queue, ((None, None), None))
+                if outcome is None:
+                    return
+                try:
+                    outcome.set_result(context.run(self.work, item))
+                except BaseException as error:  # noqa: BLE001 (the caller raises it, in the items' order)
+                    outcome.set_exception(error)
+        finally:
+            _WORKER.busy = False
