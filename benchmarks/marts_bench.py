@@ -26,7 +26,8 @@ alone needs to read the run's rounds and shoes files from the server (best of th
 same run, and reports the ratio to the DuckDB command (target: at most 1.2x) and the peak memory of
 every process of the command, the driver, the JVM and the Python workers included (target: each under
 1.5 GB). --master standalone starts a standalone cluster on 127.0.0.1 (a master and N one-core
-workers, as tests/functional/test_cluster.py does) for each N of --workers, runs the command there
+workers, as tests/functional/test_cluster.py does, each worker and its executors pinned to a CPU of
+its own, as on one-core machines, unless --unpinned) for each N of --workers, runs the command there
 with each engine, stops the cluster, and reports the speed-up of 2 workers over 1 (target: at least
 1.6x) and the start-up's share of the time (the interpreter, the imports and the SparkContext; the
 target holds only where it is under 10 %).
@@ -252,18 +253,21 @@ def startup_share(figures: dict) -> float:
     return (figures["start-up"] + figures["spark"]) / figures["wall"]
 
 
-def scaling_report(out: str, shoes: int, workdir: Path, workers: list[int], ranges: list[str]) -> None:
+def scaling_report(out: str, shoes: int, workdir: Path, workers: list[int], ranges: list[str],
+                   pinned: bool) -> None:
     """Each engine's command on a standalone cluster of each size in `workers` (one-core workers on
-    127.0.0.1, started and stopped here), and the speed-up of 2 workers over 1."""
+    127.0.0.1, started and stopped here, each pinned to a CPU of its own unless not `pinned`), and the
+    speed-up of 2 workers over 1."""
     run_id = committed_run(out, shoes)
     record = run_record(out, run_id)
     warm_driver_archive(workdir)
-    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
+    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}; "
+          f"workers {'each pinned to a CPU of its own' if pinned else 'not pinned'}")
     walls: dict[tuple[str, int], float] = {}
     for count in workers:
         logs = workdir / f"cluster-{count}"
         logs.mkdir()
-        with standalone_cluster(logs, count) as (url, env, _):
+        with standalone_cluster(logs, count, pinned=pinned) as (url, env, _):
             for engine in ("duckdb", "polars"):
                 figures = command_figures(out, run_id, engine, workdir / f"warehouse-{engine}.duckdb",
                                           ["--master", url, *ranges], env)
@@ -291,6 +295,8 @@ def main() -> None:
                         "'standalone': on standalone clusters of --workers one-core workers")
     parser.add_argument("--ranges", type=int, help="with --master: the shoe ranges (default: the command's)")
     parser.add_argument("--workers", default="1,2", help="with --master standalone: the cluster sizes, in order")
+    parser.add_argument("--unpinned", action="store_true", help="with --master standalone: let each worker run "
+                        "on every CPU (by default each runs on one of its own, as a one-core machine)")
     parser.add_argument("--repeat", type=int, default=1, help="with --s3 or --master URL: rounds of every "
                         "command in turn; the verdict is on the median ratio")
     args = parser.parse_args()
@@ -302,7 +308,7 @@ def main() -> None:
                 s3_report(f"{bucket}/marts", args.shoes, workdir, args.repeat)
         elif args.master == "standalone":
             workers = [int(count) for count in args.workers.split(",")]
-            scaling_report(args.out or str(workdir / "out"), args.shoes, workdir, workers, ranges)
+            scaling_report(args.out or str(workdir / "out"), args.shoes, workdir, workers, ranges, not args.unpinned)
         elif spark:
             spark_report(args.out or str(workdir / "out"), args.shoes, workdir, spark, args.repeat)
         else:

@@ -37,10 +37,11 @@ def wait_for(condition, what: str, seconds: float = 90) -> None:
 
 
 @contextlib.contextmanager
-def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
+def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_", pinned: bool = False):
     """A standalone master and `workers` one-core workers (with the driver's environment, less the
     variables whose names start with `withheld`), each in its own process group (so that killing the
-    group takes its executor too); stopped afterwards. Yields (URL, the driver's environment, processes by name)."""
+    group takes its executor too); stopped afterwards. Yields (URL, the driver's environment, processes by name).
+    `pinned`: worker n and its executors run on the host's n-th CPU alone, as on a one-core machine."""
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     daemons = {**env, "SPARK_DAEMON_JAVA_OPTS": QUICK_JVM}  # a master and workers that only schedule
@@ -60,7 +61,8 @@ def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
         for name, command in commands.items():
             log = open(logs / f"{name}.log", "w")
             processes[name] = subprocess.Popen(command, env=daemons if name == "master" else worker_env,
-                                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                               preexec_fn=_on_cpu(name) if pinned else None)
             if name == "master":
                 wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, "the master")
         wait_for(lambda: (logs / "master.log").read_text().count("Registering worker") == workers, "the workers")
@@ -71,6 +73,14 @@ def standalone_cluster(logs: Path, workers: int, withheld: str = "NONE_"):
                 os.killpg(process.pid, signal.SIGTERM)
         for process in processes.values():
             process.wait(timeout=30)
+
+
+def _on_cpu(name: str):
+    """For process `name`, workerN: its affinity set to the host's N-th CPU before it starts."""
+    if name == "master":
+        return None
+    cpu = sorted(os.sched_getaffinity(0))[int(name.removeprefix("worker")) - 1]
+    return lambda: os.sched_setaffinity(0, {cpu})
 
 
 @pytest.mark.slow  # a standalone master of its own
