@@ -234,6 +234,8 @@ def spark_context(master: str | None, app_name: str):
     if (context := SparkContext._active_spark_context) is not None:  # one a process: later commands of it (the tests') share it
         return context
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if submitted:  # the conf below then holds spark-submit's settings too (executor_settings reads them)
+        SparkContext._ensure_initialized()
     level = requested or "ERROR"
     conf = (SparkConf().setAppName(app_name).set("spark.ui.enabled", "false")
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))

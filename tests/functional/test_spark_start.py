@@ -6,8 +6,10 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 
 from cli_process import without_progress
+from test_cluster import QUIET_DRIVER, SPARK_HOME
 
 # A real SIGINT, sent the moment pyspark has started the JVM and before it has connected to it.
 INTERRUPT_AS_THE_JVM_STARTS = """
@@ -93,3 +95,28 @@ def test_a_truncated_archive_goes_and_the_command_ends_as_without_it(tmp_path):
     assert second.returncode == 0 and not without_progress(second.stderr), second.stderr
     assert list(work.iterdir()) == [] and list((tmp_path / "logs").glob("hs_err_pid*.log"))
     assert not archive.exists()
+
+
+# A driver under spark-submit: which daemon its executors fork their Python workers from.
+PRINT_THE_DAEMON = """
+from pipeline.spark import spark_context
+print(spark_context(None, "daemon-probe").getConf().get("spark.python.daemon.module", "pyspark's own"))
+"""
+
+
+def test_executors_given_the_package_by_py_files_keep_pysparks_daemon(tmp_path):
+    """Their workers add the --py-files zip to the path as a task starts, after the daemon has started: a
+    daemon of the package could not be imported there (pipeline/spark.py, executor_settings)."""
+    probe, shipped = tmp_path / "probe.py", tmp_path / "pipeline.zip"
+    probe.write_text(PRINT_THE_DAEMON)
+    with zipfile.ZipFile(shipped, "w"):
+        pass
+    submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]", *QUIET_DRIVER]
+
+    def daemon(*options: str) -> str:
+        done = subprocess.run(submit + [*options, str(probe)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout.strip().splitlines()[-1]
+
+    assert daemon("--py-files", str(shipped)) == "pyspark's own"
+    assert daemon() == "pipeline.spark_daemon"
