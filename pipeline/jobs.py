@@ -21,6 +21,7 @@ from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.orphans import commit_row, dealt_with, lost_files, orphan_problem, orphan_run
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            failing_checksums, missized_files, read_run, repair_command, run_problems)
+from pipeline.spark import ended_with_its_workers
 from pipeline.storage import StorageError, Store
 from pipeline.tasks import KEY_LENGTH, content_key, part_key, run_ranges
 
@@ -185,6 +186,15 @@ def _check_written(plan: JobPlan, files: list[dict]) -> None:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
 
 
+def _interrupted(context, plan: JobPlan) -> None:
+    """A Ctrl-C while the plan's tasks ran: once the driver's JVM and its tasks' workers are gone
+    (spark.ended_with_its_workers), the temporary files of this job's attempts go; every other file stays,
+    other jobs' temporaries included (`baccarat vacuum` removes those, stale, that died)."""
+    if ended_with_its_workers(context):
+        for table in plan.tables:
+            plan.out.remove_temporaries(table, plan.run_id, plan.job, stale_seconds=None)
+
+
 def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,
             on_again: Callable[[int], Callable[[int, int], None]] | None = None) -> Any:
     """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
@@ -207,7 +217,11 @@ def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | No
         shoes = sum(last - first for first, last in ranges)
         return run_tasks(again, ranges, None if on_again is None else on_again(shoes))
 
-    results = plan.settled(run_tasks(plan, plan.ranges(), on_progress), rewrite)
+    try:
+        results = plan.settled(run_tasks(plan, plan.ranges(), on_progress), rewrite)
+    except KeyboardInterrupt:
+        _interrupted(context, plan)
+        raise
     for table in plan.tables:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)
     results.sort(key=lambda r: r["first_shoe"])

@@ -16,12 +16,14 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.home_folders import user_folder
+from pipeline.processes import ended, groups_below
 from pipeline.spark_archive import MADE_SECONDS, DriverArchive, driver_archive, keep_made_archive
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
@@ -197,7 +199,9 @@ def _exited_with_archive(context, archive: DriverArchive, keep: bool = True) -> 
 
     jvm, status = context._gateway.proc, None
     try:
-        context.stop()
+        with warnings.catch_warnings():  # pyspark's, for a JVM a Ctrl-C killed already (ended_with_its_workers)
+            warnings.filterwarnings("ignore", "Unable to cleanly shutdown Spark JVM", RuntimeWarning)
+            context.stop()
         if not keep:
             jvm.kill()
         jvm.stdin.close()
@@ -210,6 +214,23 @@ def _exited_with_archive(context, archive: DriverArchive, keep: bool = True) -> 
     finally:
         keep_made_archive(archive, status)
     return True
+
+
+WORKERS_GONE_SECONDS = 5  # a worker killed ends at once; one in the kernel's I/O may take a moment
+
+
+def ended_with_its_workers(context) -> bool:
+    """At a Ctrl-C of a command whose drivers end here (drivers_ending_here), `context`'s JVM is killed, then
+    the Python workers of its tasks (their process groups, read before), which are waited for, at most
+    WORKERS_GONE_SECONDS; whether all are gone, so that no task writes any more. False, and nothing
+    killed, under spark-submit (its JVM is not this process's), in a process that carries on (tests), and
+    on a cluster, whose workers are not the JVM's to end."""
+    if not _ENDING_HERE.is_set() or under_spark_submit() or not _LOCAL_MASTER.match(context.master):
+        return False
+    jvm = context._gateway.proc
+    workers = groups_below(jvm.pid)
+    jvm.kill()
+    return ended(workers, WORKERS_GONE_SECONDS)
 
 
 def under_spark_submit() -> bool:

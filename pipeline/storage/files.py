@@ -22,6 +22,11 @@ STALE_SECONDS = 600  # a temporary file no writer has touched for this long is a
 STALE_AGE = f"{STALE_SECONDS // 60} minutes"  # STALE_SECONDS as a user reads it
 
 
+def written_by(temporary: str) -> str:
+    """The tag of the job whose task writes the temporary file named `temporary` (create_file's name)."""
+    return temporary.rsplit(".", 3)[1] if temporary.count(".") >= 4 else ""
+
+
 class HashingStream(io.RawIOBase):
     """An output stream whose SHA-256 and size are known when it is closed, without reading it back;
     `path`: the file's path under OUT."""
@@ -85,14 +90,16 @@ class DataFiles:
             with contextlib.suppress(OSError):
                 self.filesystem.delete_file(written)
 
-    def remove_temporaries(self, table: str, run_id: str, job: str) -> None:
-        """Remove the local temporary files that attempts of job `job` left when they died (a killed
-        executor cannot clean up after itself), and any other untouched for STALE_SECONDS; another job's
-        file being written is left alone."""
+    def remove_temporaries(self, table: str, run_id: str, job: str,
+                           stale_seconds: float | None = STALE_SECONDS) -> None:
+        """Remove the local temporary files in the run's folder that attempts of job `job` left (a killed
+        executor cannot clean up after itself), and any other untouched for `stale_seconds` (None: only
+        the job's); another job's file being written is left alone."""
         folder = Path(self.fs_path(run_folder(table, run_id)))
         for leftover in folder.glob(f"{TEMPORARY_PREFIX}*.tmp") if self.is_local and folder.is_dir() else ():
             with contextlib.suppress(FileNotFoundError):
-                if f".{job}." in leftover.name or untouched_for(leftover, STALE_SECONDS):
+                if written_by(leftover.name) == job or (stale_seconds is not None
+                                                        and untouched_for(leftover, stale_seconds)):
                     leftover.unlink()
 
     def temporaries(self) -> dict[Path, int]:

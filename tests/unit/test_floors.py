@@ -11,7 +11,7 @@ import pytest
 # A module's floor is the floor of the longest name here that is it or a package holding it.
 FLOORS = {
     "pipeline": 1, "pipeline.cards": 1, "pipeline.schemas": 1, "pipeline.config_files": 1,
-    "pipeline.errors": 1, "pipeline.progress": 1, "pipeline.lattice": 1, "pipeline.user_files": 1,
+    "pipeline.errors": 1, "pipeline.progress": 1, "pipeline.processes": 1, "pipeline.lattice": 1, "pipeline.user_files": 1,
     "pipeline.storage": 2, "pipeline.duckdb_files": 2, "pipeline.render": 1, "pipeline.atomic": 1, "pipeline.at_once": 1, "pipeline.rules": 2, "pipeline.bets": 2,
     "pipeline.rule_sets": 3, "pipeline.spark": 3, "pipeline.systems": 3,
     "pipeline.tasks": 4, "pipeline.runs": 4, "pipeline.orphans": 4, "pipeline.repair": 4, "pipeline.jobs": 4,

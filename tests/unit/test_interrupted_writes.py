@@ -3,6 +3,7 @@ folders: `verify` said every file checks out, `vacuum` (delta-rs skips hidden fi
 and only a later write of the same run, ten minutes on, did. `verify` names them and the command that
 removes them; `vacuum` removes those no writer has touched for STALE_SECONDS, as a job's own clean-up does."""
 
+import contextlib
 import os
 import time
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from pipeline.storage import STALE_SECONDS
+from pipeline.storage import STALE_SECONDS, Store
 
 
 @pytest.fixture
@@ -56,3 +57,25 @@ def test_vacuum_removes_the_stale_ones_and_keeps_a_fresh_one(cli, interrupted, d
     assert out.splitlines()[-1] == (f"{out_folder}: {verb} 1 temporary file of an interrupted write "
                                     f"(untouched for {STALE_SECONDS // 60} minutes)")
     assert new.exists() and old.exists() == (left == 2)
+
+
+def test_an_interrupted_jobs_clean_up_removes_its_own_temporaries_only(tmp_path):
+    """What a job removes at a Ctrl-C (pipeline/jobs.py): the temporaries its tasks write, named as
+    create_file names them, and nothing else: not another attempt's, writing into the same run folder at
+    the same time or dead long ago, and not a finished file."""
+    store = Store.parse(str(tmp_path))
+    with contextlib.ExitStack() as writing:  # the names two jobs' files are written under
+        for job, name in (("job0", "part-0-9-abc.parquet"), ("job1", "part-0-9-abc.parquet")):
+            writing.enter_context(store.create_file("rounds", "r", name, job)).write(b"rows")
+        names = {path.name for path in (tmp_path / "rounds" / "run_id=r").iterdir()}
+    folder = tmp_path / "rounds" / "run_id=r"
+    for name in names:
+        (folder / name).write_bytes(b"rows")
+    own, = (name for name in names if ".job0." in name)
+    stale = folder / ".part-10-19-abc.parquet.job2.cccc.tmp"
+    stale.write_bytes(b"rows")
+    then = time.time() - STALE_SECONDS - 60
+    os.utime(stale, (then, then))
+    store.remove_temporaries("rounds", "r", "job0", stale_seconds=None)
+    finished = "part-0-9-abc.parquet"  # the two jobs' file, renamed into place
+    assert sorted(path.name for path in folder.iterdir()) == sorted({*names - {own}, stale.name, finished})
