@@ -25,21 +25,37 @@ def process_table() -> dict[int, tuple[int, int, str]]:
     return table
 
 
-def groups_below(pid: int) -> set[int]:
-    """The process groups of `pid`'s descendants, less `pid`'s own group."""
-    table = process_table()
+def descendants(pid: int, table: dict[int, tuple[int, int, str]] | None = None) -> set[int]:
+    """The processes below `pid` (in `table`, default the current process_table())."""
+    table = process_table() if table is None else table
     below, todo = set(), [pid]
     while todo:
         parent = todo.pop()
         children = {child for child, (ppid, _, _) in table.items() if ppid == parent} - below
         below |= children
         todo.extend(children)
-    return {table[child][1] for child in below} - {table.get(pid, (0, 0, ""))[1], 0}
+    return below
+
+
+def groups_below(pid: int) -> set[int]:
+    """The process groups of `pid`'s descendants, less `pid`'s own group."""
+    table = process_table()
+    return {table[child][1] for child in descendants(pid, table)} - {table.get(pid, (0, 0, ""))[1], 0}
+
+
+def _runs(state: str) -> bool:
+    return state not in ("Z", "X")  # a zombie has ended: it only waits to be reaped
+
+
+def running(pids: set[int]) -> set[int]:
+    """The processes among `pids` that still run."""
+    table = process_table()
+    return {pid for pid in pids if pid in table and _runs(table[pid][2])}
 
 
 def running_in(groups: set[int]) -> set[int]:
-    """The processes of `groups` that still run (a zombie has ended: it only waits to be reaped)."""
-    return {pid for pid, (_, group, state) in process_table().items() if group in groups and state not in ("Z", "X")}
+    """The processes of `groups` that still run."""
+    return {pid for pid, (_, group, state) in process_table().items() if group in groups and _runs(state)}
 
 
 def ended(groups: set[int], seconds: float) -> bool:

@@ -25,6 +25,7 @@ from deltalake import DeltaTable
 from pipeline.marts.inputs import MARTS, load_run
 from pipeline.marts.publish import PER_SHOE_MARTS, publish_warehouse
 from pipeline.jobs import JobFailed, already_committed, run_job
+from pipeline.processes import descendants, running
 from pipeline.rule_sets import load_rule_set
 from pipeline.runs import RunRecord, check_run, committed_runs, read_run
 from pipeline.schemas import contract
@@ -232,34 +233,6 @@ def test_an_object_stored_longer_than_its_task_wrote_is_never_committed_and_the_
 # ------------------------------------------------------------------ 2. the driver is killed mid-write
 
 
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, state) of every process, from /proc."""
-    table = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        table[int(stat.parent.name)] = (int(fields[1]), fields[0])
-    return table
-
-
-def descendants(pid: int) -> set[int]:
-    table, found, todo = _process_table(), set(), [pid]
-    while todo:
-        parent = todo.pop()
-        for child, (ppid, _) in table.items():
-            if ppid == parent and child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def alive(pids: set[int]) -> set[int]:
-    table = _process_table()
-    return {pid for pid in pids if pid in table and table[pid][1] not in ("Z", "X")}
-
-
 # 30,000 shoes in 30 tasks of 1,000 on local[2]: the first part files are in place well before the
 # runs row, and the whole run takes a few seconds (300,000 shoes would take a minute or more).
 KILLED_SHOES = 30_000
@@ -301,11 +274,11 @@ def test_a_driver_killed_mid_write_leaves_nothing_visible_and_the_rerun_commits_
         assert process.returncode == -signal.SIGKILL
         assert read_record(store_uri, KILLED_RUN) is None, "the kill came too late: the run was committed"
         deadline = time.monotonic() + 30
-        while alive(tree) and time.monotonic() < deadline:
+        while running(tree) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not alive(tree), "processes of the killed run outlived it"
+        assert not running(tree), "processes of the killed run outlived it"
     finally:
-        for pid in alive(tree):  # only processes of the run this test started
+        for pid in running(tree):  # only processes of the run this test started
             os.kill(pid, signal.SIGKILL)
 
     finished = [p for p in listing(store_uri, "rounds", KILLED_RUN) if Path(p).name.startswith("part-")]
