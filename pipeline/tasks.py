@@ -91,17 +91,30 @@ def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
 
 
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
+# What Spark says when an executor's Python (PYSPARK_PYTHON) could not start a worker: the line it printed.
+_WORKER_FAILED_TO_START = re.compile(r"Error from python worker:\s*\n\s*(.+)")
 
 
-def _os_error_message(text: str) -> str | None:
-    """What a failed Spark job's task raised, when that was an OSError (or a subclass): the last
-    exception line of the task's traceback, which Spark wraps (PythonException, Py4JJavaError)."""
+def _failure_message(text: str) -> str | None:
+    """The one line for a failed Spark job, from what Spark says of it (PythonException, Py4JJavaError):
+    what a task raised when that was an OSError (a full disk, ...), or the executors' Python lacking this
+    package or a module it imports; None for any other failure (a bug)."""
+    if started := _WORKER_FAILED_TO_START.search(text):
+        return _lacking(f"Spark's Python workers could not start ({started.group(1).strip()})")
     lines = _EXCEPTION_LINE.findall(text)
     if not lines:
         return None
-    name, message = lines[-1]
+    name, message = lines[-1]  # the last exception line of the task's traceback
     kind = getattr(builtins, name, None)
-    return message.strip() if isinstance(kind, type) and issubclass(kind, OSError) else None
+    if not isinstance(kind, type):
+        return None
+    if issubclass(kind, ImportError):
+        return _lacking(f"a task failed: {name}: {message.strip()}")
+    return message.strip() if issubclass(kind, OSError) else None
+
+
+def _lacking(what: str) -> str:
+    return f"{what}: the Python the executors run (PYSPARK_PYTHON) needs this package and its dependencies installed"
 
 
 def _collect_reporting(tasks, report: Callable[[], None]) -> list:
@@ -126,12 +139,12 @@ def _collect_reporting(tasks, report: Callable[[], None]) -> list:
 
 def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], Exception]) -> list:
     """The tasks' results, collected while `report` runs; when a task failed with an OSError (a full
-    disk, ...), failed(its message) is raised instead, one line naming the log that holds the task's
-    trace. Any other failure is a bug: it keeps its traceback."""
+    disk, ...) or the executors' Python could not start a worker, failed(its message) is raised instead,
+    one line naming the log that holds the task's trace. Any other failure is a bug: it keeps its traceback."""
     try:
         return _collect_reporting(tasks, report)
     except Exception as error:
-        message = _os_error_message(str(error))
+        message = _failure_message(str(error))
         if message is None:
             raise
         log = tasks.context.getConf().get(SPARK_LOG_FILE)

@@ -168,3 +168,20 @@ def test_ctrl_c_during_a_job_exits_130_with_one_line_and_leaves_none_of_its_temp
     assert temporaries(out) == [other_attempt]
     assert data_files(out) == committed
     assert list((cache / "jvm").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path, lacking", [("", "pipeline"), (str(README.parent), "pyarrow")])
+def test_executors_whose_python_lacks_the_package_fail_a_job_in_one_line_naming_it(tmp_path, path, lacking):
+    """PYSPARK_PYTHON naming a Python without this package (its daemon cannot start), or with the package
+    on its path but not its dependencies (a task cannot import them): the command printed the
+    Py4JJavaError's traceback and Spark's Java stack (165 lines); now one line, status 1."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", "from pipeline.cli import console; console()", "simulate",
+                           "--shoes", str(SHOES), "--seed", "1", "--out", str(tmp_path / "data"), "--master", "local[1]"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env=os.environ | {"PYSPARK_PYTHON": str(bare / "bin" / "python"), "PYTHONPATH": path})
+    [line] = without_progress(done.stderr).splitlines()
+    assert done.returncode == 1 and f"No module named '{lacking}'" in line, done.stderr[-3000:]
+    assert "the Python the executors run (PYSPARK_PYTHON) needs this package and its dependencies" in line
