@@ -1,6 +1,11 @@
 """The errors a user sees as one line, and the exit status each means: bad input (2), or a failure of
 the world: I/O, Spark, a store, a commit (1)."""
 
+import errno
+
+# An OSError the world caused, not the path the user gave: a full disk or quota, a disk that fails.
+WORLD_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
+
 
 class PipelineError(Exception):
     """A one-line error for the user: the message is shown as it is, and the command exits exit_status."""
