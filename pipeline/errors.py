@@ -3,8 +3,9 @@ the world: I/O, Spark, a store, a commit (1)."""
 
 import errno
 
-# An OSError the world caused, not the path the user gave: a full disk or quota, a disk that fails.
-WORLD_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
+# An OSError the world caused, not the path the user gave: a full disk or quota, a file size limit (how a
+# full disk is simulated by the tests: RLIMIT_FSIZE), a disk that fails.
+WORLD_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 class PipelineError(Exception):
@@ -22,3 +23,10 @@ class BaccaratError(PipelineError):
 class WorldFailure(PipelineError):
     """The world failed the work, not its input (a full disk, a store that refuses or fails an operation,
     a failed Spark task or commit): exit status 1."""
+
+
+def cannot_write(what: str, error: OSError) -> PipelineError:
+    """The one line for a file that cannot be written: bad input for the path the user gave (exit 2), the
+    world's failure for a full or failing disk (exit 1)."""
+    failure = WorldFailure if error.errno in WORLD_ERRNOS else BaccaratError
+    return failure(f"cannot write {what}: {error.strerror or error}")

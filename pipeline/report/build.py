@@ -7,7 +7,7 @@ import duckdb
 import polars as pl
 
 from pipeline.atomic import write_text
-from pipeline.errors import WORLD_ERRNOS, BaccaratError, WorldFailure
+from pipeline.errors import BaccaratError, cannot_write
 from pipeline.marts.publish import read_shoe_rounds
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.warehouse import open_warehouse
@@ -95,17 +95,10 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
         check_run(out, record, {f.path for f in record.files_over("rounds", shoe_id, shoe_id + 1)})
     data["shoe_rounds"] = read_shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
         else pl.DataFrame(schema={c: pl.Null for c in SHOE_ROUND_COLUMNS})
-    write_page(Path(target), assemble_page(run_id, record, data, shoe_id,
-                                           composition_section(data) + systems_section(data)))
-    return Path(target)
-
-
-def write_page(target: Path, page: str) -> None:
-    """The page written whole, or one line: bad input for a path that cannot be written (exit 2), the
-    world's failure for a full or failing disk (exit 1)."""
     try:
-        write_text(target, page)
+        write_text(Path(target), assemble_page(run_id, record, data, shoe_id,
+                                                      composition_section(data) + systems_section(data)))
     except OSError as error:
-        failure = WorldFailure if error.errno in WORLD_ERRNOS else BaccaratError
-        raise failure(f"cannot write the report {target}: {error.strerror or error}") from None
+        raise cannot_write(f"the report {target}", error) from None
+    return Path(target)
 
