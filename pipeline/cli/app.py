@@ -3,6 +3,7 @@ status: bad input 2, a failure of the world 1, an interrupt 130, each with one l
 
 import io
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -225,10 +226,12 @@ def console() -> None:
     Python objects can abort the process (SIGABRT, exit 134) after the command has succeeded."""
     from pipeline.spark import drivers_ending_here
 
-    with drivers_ending_here() as end_drivers:
+    with drivers_ending_here() as end_drivers:  # on leaving, the drivers left are stopped at once
         status = main()
-        if end_drivers(keep=status == 0):  # a Ctrl-C while the driver's JVM wrote its archive
+        if status != INTERRUPTED and end_drivers(keep=status == 0):  # a Ctrl-C while the JVM wrote its archive
             status = _interrupted()
+        if status == INTERRUPTED:  # the process ends now: a Ctrl-C more (`timeout -s INT` sends two) is no traceback
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pipeline.cli.app import DEFAULT_OUT, OutOption, app, count, path_option
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, cannot_write
 from pipeline.render import TextTable, show
 from pipeline.user_files import output_file
 
@@ -166,7 +166,7 @@ def docs(
     try:
         written = write_dictionary(output_file(path, "--path", f"# {TITLE}\n".encode()))
     except OSError as error:
-        raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
+        raise cannot_write(str(path), error) from None
     print(f"{path} {'written' if written else 'already up to date'}")
 
 

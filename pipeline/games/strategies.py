@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from pipeline.atomic import write_text
 from pipeline.cards import VALUES
 from pipeline.config_files import NAME, known_names, locate, read_yaml, shipped_or_file, validation_problems
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, cannot_write
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import NATURAL_MIN, PLAYER_STOOD, DrawRules, load_draw_rules
 from pipeline.user_files import UserFile, output_file, output_folder
@@ -192,7 +192,7 @@ def _write_new(path: Path, text: str) -> None:
     try:
         write_text(path, text)
     except OSError as error:
-        raise BaccaratError(f"cannot write {path}: {error.strerror or error}") from None
+        raise cannot_write(str(path), error) from None
 
 
 def _otherwise(strategy: Strategy | None, fixed: np.ndarray, followed: np.ndarray) -> np.ndarray:

@@ -308,11 +308,16 @@ def _partials_of_range(families: tuple[Family, ...], run: RunInput, round_ev: tu
         return [family.of(shoes_here, round_ev_here) for family in families]
 
 
+# How DuckDB reports an exception that Python code it called raised (a registered table's schema, row count
+# or stream: "... failed: TYPE: MESSAGE"); a Ctrl-C arriving then is a KeyboardInterrupt there.
+_CTRL_C_IN_PYTHON_CALLED = " failed: KeyboardInterrupt:"
+
+
 @contextlib.contextmanager
 def reading_run_files(run: RunInput) -> Iterator[None]:
     """An engine failing on the run's files (damaged past what load_run checks, or since) as an OSError
     naming the run and `baccarat verify`: one line, from this process and from a Spark task alike
-    (tasks.collect_or_fail)."""
+    (tasks.collect_or_fail). A Ctrl-C that DuckDB reports as another error is a KeyboardInterrupt again."""
     import duckdb
     import polars as pl
 
@@ -322,6 +327,8 @@ def reading_run_files(run: RunInput) -> Iterator[None]:
     except (duckdb.Error, pl.exceptions.PolarsError, pl.exceptions.PanicException, pa.ArrowException) as error:
         if isinstance(error, duckdb.InterruptException):
             raise
+        if _CTRL_C_IN_PYTHON_CALLED in str(error):
+            raise KeyboardInterrupt from None
         verify = shlex.join(["baccarat", "verify", "--run-id", run.run_id, "--out", run.out.uri])
         raise OSError(f"run {run.run_id!r}: its marts cannot be built from its files ({first_line(error)}): "
                       f"check them with `{verify}`") from None

@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.bets import BET_KINDS
 from pipeline.at_once import each_at_once
 from pipeline.atomic import replacing, temporary_name, untouched_for
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
 from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, sql_list, sql_string
 from pipeline.orphans import orphan_problem, orphan_runs
@@ -186,7 +186,8 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
             _remove_older_publishes(target, published)
     except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
         shutil.rmtree(published.parent, ignore_errors=True)
-        raise BaccaratError(f"cannot write the warehouse {target}: "
+        # the world's: check_warehouse_target refused a path that cannot be written before anything was built
+        raise WorldFailure(f"cannot write the warehouse {target}: "
                             f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
     with contextlib.suppress(OSError):
         journal(target).unlink(missing_ok=True)

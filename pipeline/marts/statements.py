@@ -24,7 +24,7 @@ READ_ONLY_PRAGMAS = frozenset({
 })
 QUERY_FORMS = ("pivot", "unpivot")  # DuckDB 1.x parses a PIVOT into a CREATE TYPE and a SELECT
 REFUSED = ("statements are refused: the warehouse is read-only and queries may only read "
-           "(SELECT, or EXPLAIN of a SELECT)")
+           "(SELECT, SHOW, DESCRIBE, SUMMARIZE, PIVOT, EXPLAIN of a query, or a PRAGMA that reads)")
 
 
 @dataclass(frozen=True)

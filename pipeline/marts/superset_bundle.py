@@ -10,7 +10,7 @@ import yaml
 
 from pipeline.atomic import replacing
 from pipeline.config_files import resource
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, cannot_write
 from pipeline.marts.warehouse import open_warehouse
 
 DATABASE = "databases/baccarat.yaml"
@@ -73,5 +73,5 @@ def write_bundle(warehouse: Path, target: Path) -> Path:
             for name, text in files.items():
                 bundle.writestr(zipfile.ZipInfo(f"{ROOT_FOLDER}/{name}", _ZIP_TIME), text)
     except OSError as error:
-        raise BaccaratError(f"cannot write the bundle {target}: {error.strerror or error}") from None
+        raise cannot_write(f"the bundle {target}", error) from None
     return target

@@ -67,7 +67,7 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
     which is opened by its own name, so no journal a client wrote beside `path` is replayed. Run
     readers' SQL through `refuse_all_but_queries`: these settings alone let COPY write over a file a
     view reads."""
-    stable = Path(path).absolute()
+    stable = _publish_link(Path(path).absolute())
     if stable.is_dir():
         raise BaccaratError(f"the warehouse {path} is a folder, not a DuckDB file: name the file, as in "
                             f"--warehouse {Path(path) / 'warehouse.duckdb'}")
@@ -110,10 +110,27 @@ def may_be_replaced(target: Path) -> bool:
     """Whether a publish may replace what is at `target`: nothing, the link of an earlier publish, a
     DuckDB database file, or a damaged one named `*.duckdb`; never another file a user named."""
     target = Path(target).absolute()
-    folder = target.with_name(target.name + PUBLISHES)
-    if target.is_symlink() and (target.parent / os.readlink(target)).parent.parent == folder:
-        return True
-    return not target.exists() or target.suffix == ".duckdb" or is_duckdb_file(target)
+    return _is_publish_link(target) or not target.exists() or target.suffix == ".duckdb" or is_duckdb_file(target)
+
+
+def _is_publish_link(path: Path) -> bool:
+    """Whether `path` is the link a publish points at its file, `<name>.publishes/<publish>/<name>`."""
+    folder = path.with_name(path.name + PUBLISHES)
+    return path.is_symlink() and (path.parent / os.readlink(path)).parent.parent == folder
+
+
+LINKS_FOLLOWED = 40  # as many as Linux follows in one path
+
+
+def _publish_link(path: Path) -> Path:
+    """The warehouse's own link, through the links a user made to it (`ln -s data/warehouse.duckdb w.duckdb`):
+    its folder is the one the views name the runs' files from. `path` itself when no link leads to one."""
+    link = path
+    for _ in range(LINKS_FOLLOWED):
+        if _is_publish_link(link) or not link.is_symlink():
+            break
+        link = Path(os.path.normpath(link.parent / os.readlink(link)))
+    return link if _is_publish_link(link) else path
 
 
 def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailure:

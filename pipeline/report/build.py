@@ -7,7 +7,7 @@ import duckdb
 import polars as pl
 
 from pipeline.atomic import write_text
-from pipeline.errors import BaccaratError
+from pipeline.errors import BaccaratError, cannot_write
 from pipeline.marts.publish import read_shoe_rounds
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.warehouse import open_warehouse
@@ -99,6 +99,6 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
         write_text(Path(target), assemble_page(run_id, record, data, shoe_id,
                                                       composition_section(data) + systems_section(data)))
     except OSError as error:
-        raise BaccaratError(f"cannot write the report {target}: {error.strerror or error}") from None
+        raise cannot_write(f"the report {target}", error) from None
     return Path(target)
 

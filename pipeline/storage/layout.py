@@ -2,7 +2,6 @@
 whose value names a run's folder in each, so that a data file is `<table>/run_id=<run>/<name>`; the
 checks of OUT before any work."""
 
-import errno
 import os
 import tempfile
 import uuid
@@ -12,7 +11,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from pipeline.atomic import TEMPORARY_PREFIX
-from pipeline.errors import BaccaratError
+from pipeline.errors import WORLD_ERRNOS, BaccaratError
 from pipeline.schemas import shipped_contracts
 
 
@@ -146,6 +145,6 @@ def _check_local_folder(folder: Path) -> None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as error:
-        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+        if error.errno in WORLD_ERRNOS:
             raise  # the world's, worded by Store._errors
         raise BaccaratError(f"output path {folder} is not writable: {error.strerror or error}") from None

@@ -6,6 +6,7 @@ logs nothing on the console, and read what it shows: the tick labels plotly drew
 Chromium is required: without it those tests fail, they do not skip.
 """
 
+import errno
 import math
 import re
 import subprocess
@@ -541,3 +542,18 @@ def test_report_page_where_no_file_can_go_is_one_line(report, cli, target):
     assert status == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith("error: ") and ("is a folder" if target == "/" else "cannot write the report") in err
     assert page.read_bytes() == before
+
+
+def test_a_full_disk_under_the_page_was_bad_input_with_status_2(report, cli, tmp_path, monkeypatch):
+    """`baccarat report --page` on a full disk said "cannot write the report ...: No space left on device" and
+    exited 2, bad input; it is a failure of the world (README's exit statuses): 1, in the same one line."""
+    from pipeline.report import build
+
+    def full_disk(path, text):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(build, "write_text", full_disk)
+    folder, _ = report
+    status, out, err = cli("report", "--out", folder, "--page", tmp_path / "index.html")
+    assert (status, out, err.count("\n")) == (1, "", 1), err
+    assert err == f"error: cannot write the report {tmp_path / 'index.html'}: No space left on device\n"

@@ -159,6 +159,28 @@ def test_a_warehouse_copied_away_from_its_data_folder_says_so(cli, tmp_path):
     assert cli("sql", "--warehouse", data / "warehouse.duckdb", "SELECT count(*) AS n FROM rounds")[:2] == (0, "n\n1\n")
 
 
+def test_a_link_a_user_made_to_the_warehouse_was_taken_for_a_copy_away_from_its_data(cli, tmp_path):
+    """`ln -s data/warehouse.duckdb ~/w.duckdb` (for a BI tool, a shorter path): `baccarat sql --warehouse
+    ~/w.duckdb` looked for the runs' files beside the user's link and said "a warehouse copied or moved away
+    from its data folder cannot read them", exit 1. The files are named from the folder of the warehouse's
+    own link, the one a publish points at its file."""
+    data = tmp_path / "data"
+    part = data / "rounds" / "run_id=r" / "part-0.parquet"
+    published = data / "warehouse.duckdb.publishes" / "20261203T000000-0" / "warehouse.duckdb"
+    for folder in (part.parent, published.parent, tmp_path / "home"):
+        folder.mkdir(parents=True)
+    with duckdb.connect(str(published)) as con:
+        con.execute(f"COPY (SELECT 1 AS shoe_id) TO '{part}' (FORMAT parquet)")
+        con.execute(f"SET file_search_path = '{data}'")
+        con.execute("CREATE VIEW rounds AS SELECT * FROM read_parquet('rounds/run_id=r/part-0.parquet')")
+    (data / "warehouse.duckdb").symlink_to(published.relative_to(data))
+    (tmp_path / "home" / "w.duckdb").symlink_to(data / "warehouse.duckdb")
+    (tmp_path / "home" / "again.duckdb").symlink_to("w.duckdb")
+    for link in ("w.duckdb", "again.duckdb"):
+        query = cli("sql", "--warehouse", tmp_path / "home" / link, "SELECT count(*) AS n FROM rounds")
+        assert query == (0, "n\n1\n", ""), query
+
+
 def test_readers_at_once_in_one_process_share_the_file_each_confined_and_closed_alone(tmp_path):
     """Two connections at once in one process (a BI server's threads, a SQLAlchemy pool) failed: DuckDB
     opens a file once per process with one configuration, and each opening asked for a spill folder of its
