@@ -6,6 +6,7 @@ hold (1.4 s over the 47 starts of one `marts` on S3, measured in docs/measuremen
 one of those threads gets threads of its own: a thread that waits on the shared threads could otherwise
 wait on itself."""
 
+import contextlib
 import contextvars
 import os
 import threading
@@ -38,14 +39,45 @@ def each_at_once(work: Callable[[T], R], items: Iterable[T], threads: int | None
     items = list(items)
     if not items:
         return []
-    call, runners = _Call(work, items), min(threads or len(items), len(items))
+    runners = min(threads or len(items), len(items))
+    with _threads_for_caller(runners) as pool:
+        return _Call(work, items).run(pool, runners)
+
+
+def alongside(background: Callable[[], T], foreground: Callable[[], R]) -> tuple[T, R]:
+    """background() in another thread, in a copy of the caller's context, while this thread runs
+    foreground() (the main thread alone takes signals); both results once both have ended, the
+    background's error raised before the foreground's. A Ctrl-C here does not wait for the background."""
+    with _threads_for_caller(1) as pool:
+        later = pool.submit(contextvars.copy_context().run, _as_worker, background)
+        try:
+            ahead = foreground()
+        except Exception:
+            _ended([later])
+            later.result()
+            raise
+        _ended([later])
+        return later.result(), ahead
+
+
+@contextlib.contextmanager
+def _threads_for_caller(threads: int) -> Iterator[ThreadPoolExecutor]:
+    """The shared threads, or for a caller that is one of them, `threads` of its own."""
     if not getattr(_WORKER, "busy", False):
-        return call.run(_SHARED, runners)
-    own = ThreadPoolExecutor(runners)
+        yield _SHARED
+        return
+    own = ThreadPoolExecutor(threads)
     try:
-        return call.run(own, runners)
+        yield own
     finally:
         own.shutdown(wait=False)
+
+
+def _ended(futures: list[Future]) -> None:
+    """Wait until every one of `futures` has ended, in short steps: a Ctrl-C that the kernel hands to
+    another thread is then still seen here, where a plain wait would sleep through it."""
+    while wait(futures, timeout=WAIT_STEP_SECONDS).not_done:
+        pass
 
 
 class _Call:
@@ -64,26 +96,31 @@ class _Call:
         for _ in range(runners):
             pool.submit(self._runner)
         try:
-            # Waiting in short steps: a Ctrl-C that the kernel hands to a worker thread is then still seen
-            # here, where a plain join would sleep through it until every item had been worked.
-            while wait(self.outcomes, timeout=WAIT_STEP_SECONDS).not_done:
-                pass
+            _ended(self.outcomes)
         finally:  # after a Ctrl-C, the items not started are dropped; the process is ending
             self.stopped.set()
         return [outcome.result() for outcome in self.outcomes]
 
     def _runner(self) -> None:
+        _as_worker(self._work_queue)
+
+    def _work_queue(self) -> None:
         """Work the queue's items one after another until it is empty or the caller stopped waiting."""
-        _WORKER.busy = True
-        try:
-            while not self.stopped.is_set():
-                with self.taking:
-                    (context, item), outcome = next(self.queue, ((None, None), None))
-                if outcome is None:
-                    return
-                try:
-                    outcome.set_result(context.run(self.work, item))
-                except BaseException as error:  # noqa: BLE001 (the caller raises it, in the items' order)
-                    outcome.set_exception(error)
-        finally:
-            _WORKER.busy = False
+        while not self.stopped.is_set():
+            with self.taking:
+                (context, item), outcome = next(self.queue, ((None, None), None))
+            if outcome is None:
+                return
+            try:
+                outcome.set_result(context.run(self.work, item))
+            except BaseException as error:  # noqa: BLE001 (the caller raises it, in the items' order)
+                outcome.set_exception(error)
+
+
+def _as_worker(work: Callable[[], R]) -> R:
+    """work(), in a thread that its own calls of each_at_once then know for one of the shared ones."""
+    _WORKER.busy = True
+    try:
+        return work()
+    finally:
+        _WORKER.busy = False

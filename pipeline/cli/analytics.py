@@ -16,6 +16,7 @@ from pipeline.marts.choices import MAX_RANGES, ROAD_CELLS_SHOES, ROAD_STATS_SHOE
 from pipeline.user_files import output_file, read_text
 
 if TYPE_CHECKING:
+    from pipeline.marts.inputs import RunInput
     from pipeline.marts.partials import RangeRunner
     from pipeline.storage import Store
 
@@ -38,22 +39,17 @@ def marts(
 ) -> None:
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;
     with --master, the rounds are read and aggregated by Spark tasks, a shoe range each."""
+    from pipeline.at_once import alongside
     from pipeline.marts.cluster import default_ranges
     from pipeline.marts.engines import build_marts
-    from pipeline.marts.inputs import EVERY_MART, load_runs
-    from pipeline.marts.publish import check_warehouse_target, publish_warehouse, write_marts
-    from pipeline.repair import repair_logs
-    from pipeline.schemas import contract
+    from pipeline.marts.publish import publish_warehouse, write_marts
     from pipeline.tasks import shoe_ranges
 
     with out.keeping_tables_open():
-        # every run is verified before anything is written (Spark tasks hash the files they read)
-        runs = load_runs(out, run_id, tasks_hash=_on_spark(master))
-        out.check_writable()
-        warehouse = check_warehouse_target(warehouse or out.warehouse_path())
-        for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
-            print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
-        run_ranges, parallelism = _range_runner(master, out)
+        # Spark's driver starts (on this thread, which alone takes signals) while the runs are checked
+        (runs, warehouse), (run_ranges, parallelism) = alongside(
+            lambda: _checked_for_marts(out, run_id, warehouse, tasks_hash=_on_spark(master)),
+            lambda: _range_runner(master, out))
         for run in runs:
             started = time.monotonic()
             count = ranges or default_ranges(run.record.shoes, parallelism)
@@ -67,6 +63,24 @@ def marts(
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
     left = f" but {len(left_out):,} left out (the warnings above)" if left_out else ""
     print(f"published {warehouse}: marts of the committed runs{left}{views}")
+
+
+def _checked_for_marts(out: "Store", run_ids: list[str] | None, warehouse: Path | None,
+                       tasks_hash: bool) -> tuple[list["RunInput"], Path]:
+    """The runs, every one verified before anything is written (by Spark's tasks, which hash the files they
+    read, when `tasks_hash`), and the warehouse's path, once OUT is known writable and the marts' damaged
+    logs are repaired."""
+    from pipeline.marts.inputs import EVERY_MART, load_runs
+    from pipeline.marts.publish import check_warehouse_target
+    from pipeline.repair import repair_logs
+    from pipeline.schemas import contract
+
+    runs = load_runs(out, run_ids, tasks_hash)
+    out.check_writable()
+    warehouse = check_warehouse_target(warehouse or out.warehouse_path())
+    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+        print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
+    return runs, warehouse
 
 
 def _on_spark(master: str | None) -> bool:

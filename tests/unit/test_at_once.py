@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pipeline.at_once import SHARED_THREADS, each_at_once
+from pipeline.at_once import SHARED_THREADS, alongside, each_at_once
 
 futures_base = concurrent.futures._base.__file__
 
@@ -132,3 +132,57 @@ def test_a_forked_child_works_its_items_on_threads_of_its_own():
         os._exit(0 if each_at_once(lambda item: item * 2, range(4)) == [0, 2, 4, 6] else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_alongside_runs_both_at_once_and_gives_both_results():
+    """Each side waits at a barrier for the other: it is passed only when they run together."""
+    together = threading.Barrier(2, timeout=10)
+
+    def side(name: str):
+        def run() -> str:
+            together.wait()
+            return name
+        return run
+
+    assert alongside(side("background"), side("foreground")) == ("background", "foreground")
+
+
+def test_alongside_raises_the_backgrounds_error_first_once_both_have_ended():
+    ended = []
+
+    def background():
+        time.sleep(0.05)
+        ended.append("background")
+        raise LookupError("no such run")
+
+    def foreground():
+        ended.append("foreground")
+        raise ValueError("no such master")
+
+    with pytest.raises(LookupError):
+        alongside(background, foreground)
+    assert sorted(ended) == ["background", "foreground"]
+
+
+def test_a_foreground_error_is_raised_once_the_background_has_ended():
+    """The background's work (which may write) is never cut off by the foreground's error."""
+    ended = []
+
+    def background():
+        time.sleep(0.05)
+        ended.append("background")
+
+    def foreground():
+        raise ValueError("no such master")
+
+    with pytest.raises(ValueError):
+        alongside(background, foreground)
+    assert ended == ["background"]
+
+
+def test_the_background_sees_the_callers_context_variables():
+    import contextvars
+
+    chosen = contextvars.ContextVar("chosen", default="unset")
+    chosen.set("the caller's")
+    assert alongside(chosen.get, lambda: None) == ("the caller's", None)
