@@ -34,7 +34,7 @@ def marts(
     master: Annotated[str | None, typer.Option(parser=parse_master, metavar="URL", help=(
         "Spark master URL whose tasks compute the shoe ranges' partials; without it, in this process."))] = None,
     ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
-        "Shoe ranges per run whose partials are computed apart; default one per 100,000 shoes, and with "
+        "Shoe ranges per run whose partials are computed apart; default one per 200,000 shoes, and with "
         "--master at least one per core."))] = None,
 ) -> None:
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;

@@ -10,7 +10,9 @@ from pipeline.marts.choices import MAX_RANGES
 from pipeline.marts.partials import RangeRunner
 from pipeline.tasks import collect_or_fail
 
-SHOES_PER_RANGE = 100_000  # about 8M rounds: a task's engine holds its partials in a few hundred MB
+# About 16M rounds, two of the simulation's files: a task's engine holds them in 540 to 790 MB, and a range
+# costs some 50 ms beyond its work in one process and more as a Spark task (docs/measurements.md)
+SHOES_PER_RANGE = 200_000
 
 
 def default_ranges(shoes: int, parallelism: int) -> int:
