@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.cores import usable_cores
 from pipeline.errors import BaccaratError
 
 if TYPE_CHECKING:  # DuckDB itself loads with the first query: `baccarat --help` reads ENVIRONMENT
@@ -78,7 +77,7 @@ def _spill_of(pid: int) -> str:
 class Bounds:
     timeout: float = 60.0  # seconds
     memory_limit: int = 2 * 10**9  # bytes
-    threads: int = field(default_factory=lambda: min(4, usable_cores()))
+    threads: int = min(4, os.cpu_count() or 1)  # not loky's count: BI tools install the package without it
     temp_directory: Path = _default_temp_directory()
     max_temp_directory_size: int = 10 * 10**9  # bytes
 

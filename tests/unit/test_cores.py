@@ -45,3 +45,17 @@ def test_duckdb_connections_of_a_pinned_process_run_one_thread(tmp_path):
         con = Store.parse({str(tmp_path)!r}).duckdb_connection()
         print(con.execute("SELECT current_setting('threads')").fetchone()[0])
     """) == "1"
+
+
+def test_the_bi_dialect_and_its_bounds_need_no_loky():
+    """BI tools install this package without its dependencies (docs/serving.md): the duckdb+baccarat
+    dialect and its query bounds import and work with DuckDB and duckdb-engine alone."""
+    code = """
+import sys
+sys.modules["loky"] = None  # an import of loky fails, as in a venv without it
+from pipeline.marts.bi import WarehouseDialect
+from pipeline.marts.bounds import Bounds
+print(Bounds().threads >= 1)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "True", done.stderr[-2000:]
