@@ -2,6 +2,8 @@
 
 import os
 import re
+import resource
+import signal
 import subprocess
 import sys
 
@@ -23,6 +25,20 @@ def with_the_reader_gone(args: list[str], cwd, timeout: float = 120) -> tuple[in
     command.stdout.close()
     err = command.stderr.read()
     return command.wait(timeout=timeout), err
+
+
+def on_a_full_disk(command: list[str], size_limit: int, timeout: float) -> subprocess.CompletedProcess:
+    """COMMAND in a process of its own whose files cannot grow past `size_limit` bytes (a write past it fails
+    with EFBIG, as a full disk answers a write). The process writes no bytecode: CPython writes a .pyc with
+    one unchecked write, so a module first imported there left a truncated .pyc in the tests' shared
+    PYTHONPYCACHEPREFIX, and every later import of it failed ('marshal data too short')."""
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size_limit, size_limit))
+
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, preexec_fn=small_files,
+                          env=os.environ | {"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def one_line_refusal(status: int, out: str, err: str, message: str) -> None:

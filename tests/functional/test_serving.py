@@ -4,7 +4,6 @@ write are answered, the views follow a data folder that moves, and publishing fa
 
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from cli_process import on_a_full_disk
 from spark_jobs import simulate_with_marts
 from venv_cache import cached_venv
 
@@ -373,13 +373,7 @@ def test_a_full_disk_while_publishing_is_one_line_and_leaves_nothing_behind(data
     one line, the last publish still answers, and no temporary file or journal stays."""
     published = (data / WAREHOUSE).resolve()
     limit = 100_000  # bytes: above any mart's file of this run, below the warehouse and its journal
-
-    def small_files():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    done = subprocess.run(["baccarat", "marts", "--out", str(data)], capture_output=True, text=True, timeout=300,
-                          preexec_fn=small_files)
+    done = on_a_full_disk(["baccarat", "marts", "--out", str(data)], limit, timeout=300)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr  # the world's failure, not bad input
     assert "cannot write the warehouse" in done.stderr
     assert (data / WAREHOUSE).resolve() == published
