@@ -32,7 +32,9 @@ def session_horizon(size: pl.Expr) -> pl.Expr:
 
 def blocks(rounds: pl.LazyFrame, nets: list[str]) -> pl.LazyFrame:
     """prep_blocks.sql: net totals of blocks of 100 and 1,000 rounds in run order (run_row)."""
-    hundreds = rounds.group_by(block=pl.col("run_row") // 100).agg(rounds=pl.len().cast(pl.Int64), *sum_nets(nets))
+    # run_row ascends (range_scan), and so does the block: flagged sorted, the grouping takes half the time
+    block = (pl.col("run_row") // 100).set_sorted()
+    hundreds = rounds.with_columns(block=block).group_by("block").agg(rounds=pl.len().cast(pl.Int64), *sum_nets(nets))
     thousands = hundreds.group_by(block=pl.col("block") // 10).agg(pl.col("rounds").sum(), *sum_nets(nets))
     return pl.concat([frame.select(size=pl.lit(size, pl.Int32), block="block", rounds="rounds", *nets)
                       for size, frame in zip(SIZES, (hundreds, thousands))])
