@@ -146,20 +146,30 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
     return problems, len(checked)
 
 
-def _set_aside_if_unreadable(store: Store, table: str) -> str | None:
-    """Where the damaged part of a table's log went, when deltalake cannot read the table."""
+def _unreadable(store: Store, table: str) -> bool:
+    """Whether deltalake cannot read the table's log."""
     try:
         store.delta_table(table)
-        return None
+        return False
     except DamagedLog:
-        return store.set_log_aside(table)
+        return True
+
+
+def damaged_logs(store: Store, tables: list[str]) -> list[str]:
+    """Those of `tables` whose log deltalake cannot read (nothing written: see set_logs_aside)."""
+    unreadable = each_at_once(lambda table: _unreadable(store, table), tables)
+    return [table for table, damaged in zip(tables, unreadable) if damaged]
+
+
+def set_logs_aside(store: Store, tables: list[str]) -> list[str]:
+    """Set aside the damaged part of the logs of `tables`; a line for each."""
+    return [f"the damaged log of {store.location(table)} is set aside in {store.set_log_aside(table)}"
+            for table in tables]
 
 
 def repair_logs(store: Store, tables: list[str]) -> list[str]:
     """Set aside the damaged part of the logs of `tables` that cannot be read; a line for each."""
-    set_aside = each_at_once(lambda table: _set_aside_if_unreadable(store, table), tables)
-    return [f"the damaged log of {store.location(table)} is set aside in {aside}"
-            for table, aside in zip(tables, set_aside) if aside]
+    return set_logs_aside(store, damaged_logs(store, tables))
 
 
 def _restore_runs_rows(store: Store) -> list[str]:

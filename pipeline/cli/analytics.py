@@ -70,15 +70,19 @@ def _checked_for_marts(out: "Store", run_ids: list[str] | None, warehouse: Path 
     """The runs, every one verified before anything is written (by Spark's tasks, which hash the files they
     read, when `tasks_hash`), and the warehouse's path, once OUT is known writable and the marts' damaged
     logs are repaired."""
+    from pipeline.at_once import alongside
     from pipeline.marts.inputs import EVERY_MART, load_runs
     from pipeline.marts.publish import check_warehouse_target
-    from pipeline.repair import repair_logs
+    from pipeline.repair import damaged_logs, set_logs_aside
     from pipeline.schemas import contract
 
-    runs = load_runs(out, run_ids, tasks_hash)
+    # the marts' logs are read (and kept open for their commits) while the runs are checked, but any
+    # damaged one is set aside only once nothing refuses the command
+    runs, damaged = alongside(lambda: load_runs(out, run_ids, tasks_hash),
+                              lambda: damaged_logs(out, [contract(name).table for name in EVERY_MART]))
     out.check_writable()
     warehouse = check_warehouse_target(warehouse or out.warehouse_path())
-    for line in repair_logs(out, [contract(name).table for name in EVERY_MART]):
+    for line in set_logs_aside(out, damaged):
         print(f"{line}: the marts of every run are built again by `baccarat marts` without --run-id")
     return runs, warehouse
 

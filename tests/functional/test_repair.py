@@ -304,6 +304,9 @@ def test_a_damaged_mart_log_is_found_by_verify_and_repaired_by_marts(cli, tmp_pa
     status, out, _ = cli("verify", "--out", tmp_path)
     assert status == 1 and out.count("\n") == 1 and str(entry) in out
     assert out.rstrip().endswith(f"repair: baccarat marts --out {tmp_path}")
+    before = sorted((tmp_path / "marts").rglob("*"))
+    status, out, err = cli("marts", "--out", tmp_path, "--run-id", "no-such-run")  # refused: nothing set aside
+    assert status == 2 and out == "" and "no-such-run" in err and sorted((tmp_path / "marts").rglob("*")) == before
     status, out, err = cli("marts", "--out", tmp_path)
     assert status == 0 and "the damaged log of" in out and err == ""
     assert cli("verify", "--out", tmp_path)[0] == 0
