@@ -10,8 +10,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -25,71 +23,9 @@ from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.home_folders import user_folder
 from pipeline.processes import ended, groups_below
 from pipeline.spark_archive import MADE_SECONDS, DriverArchive, driver_archive, keep_made_archive
+from pipeline.spark_master import LOCAL_MASTER, check_master
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
-
-_LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?$")
-# local[N]: the driver's JVM starts thread pools of N threads; at local[99999] it ran out of native threads
-# and the command ended in a Py4JJavaError traceback (local[5000] started, in 13 s)
-MAX_LOCAL_THREADS = 1024
-MASTER_CONNECT_SECONDS = 5
-_STREAM_REQUEST, _STREAM_FAILURE = 6, 8  # the types of two messages of Spark's network protocol
-_PROBE_STREAM = b"files/baccarat-master-probe"  # a file no master serves
-
-
-def check_master_form(master: str) -> str:
-    """A master Spark can use, judged by its form alone; else a one-line error (bad input). The CLI checks it
-    as it reads --master, so that a command with nothing for Spark to do (a run already committed) refuses
-    a malformed master too, rather than succeeding until the day Spark starts."""
-    if (local := _LOCAL_MASTER.match(master)) and local.group(2) not in (None, "*") \
-            and int(local.group(2)) > MAX_LOCAL_THREADS:
-        raise BaccaratError(f"Spark master {master!r}: at most local[{MAX_LOCAL_THREADS:,}] (local[N] starts N "
-                            "threads in each of the driver's thread pools; local[*] takes one per core)")
-    if local or master == "yarn" or master.startswith("k8s://"):
-        return master
-    if not master.startswith("spark://"):
-        raise BaccaratError(f"unknown Spark master {master!r}: use local, local[N], local[*], spark://HOST:PORT, "
-                            "yarn or k8s://HOST:PORT")
-    if any(not host or not port.isdigit() for host, port in _standalone_addresses(master)):
-        raise BaccaratError(f"Spark master {master!r}: expected spark://HOST:PORT")
-    return master
-
-
-def _standalone_addresses(master: str) -> list[tuple[str, str]]:
-    """The (host, port) of each master a spark:// URL names."""
-    return [(host, port) for host, _, port in (address.rpartition(":")
-                                               for address in master.removeprefix("spark://").split(","))]
-
-
-def check_master(master: str) -> str:
-    """A master Spark can use (check_master_form), and for a standalone cluster one that answers; else a
-    one-line error: a failure of the world for a master that does not answer (Spark itself waits a minute
-    for an unreachable master, then prints hundreds of lines)."""
-    check_master_form(master)
-    for host, port in _standalone_addresses(master) if master.startswith("spark://") else ():
-        try:
-            answered = _answers_spark_rpc(host, int(port))
-        except OSError as error:
-            raise WorldFailure(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
-        if not answered:
-            raise BaccaratError(f"{master} is not a Spark master: {host}:{port} accepts connections but does not "
-                                "answer Spark's requests")
-    return master
-
-
-def _answers_spark_rpc(host: str, port: int) -> bool:
-    """Whether host:port answers Spark's network protocol: a request for a stream the master does not
-    serve (a frame: its length, message type 6, the stream's name) gets a failure reply naming that stream
-    (type 8), and the master logs nothing above INFO. A server that only accepts the connection would
-    make Spark wait minutes for the registration."""
-    request = struct.pack(">qbi", 13 + len(_PROBE_STREAM), _STREAM_REQUEST, len(_PROBE_STREAM)) + _PROBE_STREAM
-    with socket.create_connection((host, port), timeout=MASTER_CONNECT_SECONDS) as connection:
-        connection.sendall(request)
-        try:
-            reply = connection.makefile("rb").read(len(request))
-        except TimeoutError:
-            return False
-    return len(reply) == len(request) and reply[8] == _STREAM_FAILURE and reply[9:] == request[9:]
 
 
 def check_java() -> Path:
@@ -225,7 +161,7 @@ def ended_with_its_workers(context) -> bool:
     WORKERS_GONE_SECONDS; whether all are gone, so that no task writes any more. False, and nothing
     killed, under spark-submit (its JVM is not this process's), in a process that carries on (tests), and
     on a cluster, whose workers are not the JVM's to end."""
-    if not _ENDING_HERE.is_set() or under_spark_submit() or not _LOCAL_MASTER.match(context.master):
+    if not _ENDING_HERE.is_set() or under_spark_submit() or not LOCAL_MASTER.match(context.master):
         return False
     jvm = context._gateway.proc
     workers = groups_below(jvm.pid)
@@ -262,7 +198,7 @@ def spark_context(master: str | None, app_name: str):
             .set("spark.ui.showConsoleProgress", "false").set("spark.log.level", level))
     executor_settings(conf)
     if submitted:
-        return SparkContext.getOrCreate(conf)
+        return _quiet_when_its_jvm_goes(SparkContext.getOrCreate(conf))
     archive = driver_archive(java, _spark_home(), QUICK_JVM, make=_ENDING_HERE.is_set())
     try:
         context = _start_archived(conf, master, level, archive, requested)
@@ -276,6 +212,20 @@ def spark_context(master: str | None, app_name: str):
             archive.path.unlink()
     if archive and archive.making:
         _MAKING.append((context, archive))
+    return _quiet_when_its_jvm_goes(context)
+
+
+def _quiet_when_its_jvm_goes(context):
+    """`context` with an accumulator server that prints no traceback for a connection the JVM ended, as a
+    Ctrl-C, which reaches the JVM too, does (EOFError in pyspark's handler); other errors it prints."""
+    server = context._accumulatorServer
+    print_error = server.handle_error
+
+    def handle_error(request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], (EOFError, ConnectionError)):
+            print_error(request, client_address)
+
+    server.handle_error = handle_error
     return context
 
 

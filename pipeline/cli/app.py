@@ -62,8 +62,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 def parse_master(text: str) -> str:
     """--master: an empty one is bad input, not the default; so is one of a form Spark cannot use, checked
-    here (pipeline.spark.check_master_form) even when Spark will not start."""
-    from pipeline.spark import check_master_form
+    here (pipeline.spark_master.check_master_form) even when Spark will not start."""
+    from pipeline.spark_master import check_master_form
 
     if not text.strip():
         raise typer.BadParameter("the Spark master is empty (local[*], local[N], spark://HOST:PORT, yarn or k8s://...)")

@@ -19,7 +19,8 @@ from local_s3 import free_port
 from polars.testing import assert_frame_equal
 
 from pipeline.runs import read_run
-from pipeline.spark import QUICK_JVM, check_master
+from pipeline.spark import QUICK_JVM
+from pipeline.spark_master import check_master
 from pipeline.storage import Store
 
 SPARK_HOME = Path(pyspark.__file__).parent

@@ -116,7 +116,7 @@ def test_the_readme_recipe_for_a_script_exits_0_on_every_table(committed, store)
     assert all(int(d.stdout.split()[-1]) > 0 for d in done)
 
 
-INTERRUPTED_SHOES = 2_000_000  # on local[1], a minute or more: the Ctrl-C comes seconds into its first task
+INTERRUPTED_SHOES = 2_000_000  # on local[1], a minute or more: the Ctrl-C comes once a task has ended
 
 
 def temporaries(out: Path) -> list[Path]:
@@ -129,6 +129,12 @@ def data_files(out: Path) -> dict[Path, tuple[int, int]]:
             if path.is_file() and path.suffix != ".tmp"}
 
 
+def a_task_ended(out: Path) -> bool:
+    """Whether a task of the interrupted run has renamed its file into place: its accumulator updates
+    have opened the JVM's connection to the driver's accumulator server."""
+    return any((out / "rounds" / f"run_id=punto_banco-s1-n{INTERRUPTED_SHOES}").glob("part-*.parquet"))
+
+
 def written_by_a_task(out: Path, but: Path) -> bool:
     """Whether a task has written bytes into a temporary file under OUT (not `but`): it is dealing."""
     for temporary in temporaries(out):
@@ -139,13 +145,17 @@ def written_by_a_task(out: Path, but: Path) -> bool:
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_a_job_exits_130_with_one_line_and_leaves_none_of_its_temporaries(tmp_path, spark):
+@pytest.mark.parametrize("to_the_group", [False, True], ids=["to-the-command", "to-its-process-group"])
+def test_ctrl_c_during_a_job_exits_130_with_one_line_and_leaves_none_of_its_temporaries(tmp_path, spark,
+                                                                                        to_the_group):
     """Typer turns Ctrl-C into status 130 silently; the command says why it stopped, in one line. As the
     first command of its cache, it was making the driver's archive: it does not wait for its JVM to write
     one (it waited a minute on a busy machine), and keeps nothing. The temporary files its tasks were
     writing go, once its driver's JVM and their Python workers are gone (they stayed, 90 MB for 300,000
     shoes, until `baccarat vacuum` ten minutes on); another attempt's temporary in the same folder, and
-    the files of a committed run, stay as they were."""
+    the files of a committed run, stay as they were. Once a task has ended, the JVM holds a connection to
+    pyspark's accumulator server; the JVM killed at the Ctrl-C, or signalled with the whole process group
+    as a terminal does, cut it, and the server printed a traceback after the line."""
     out = tmp_path / "data"
     assert main(["simulate", "--shoes", str(SHOES), "--seed", "7", "--out", str(out), "--partitions", "2"]) == 0
     committed = data_files(out)
@@ -156,17 +166,21 @@ def test_ctrl_c_during_a_job_exits_130_with_one_line_and_leaves_none_of_its_temp
     command = [sys.executable, "-c", "from pipeline.cli import console; console()", "simulate",
                "--shoes", str(INTERRUPTED_SHOES), "--seed", "1", "--out", str(out), "--master", "local[1]"]
     cache = tmp_path / "cache"
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                           env=os.environ | {"BACCARAT_CACHE_DIR": str(cache)}) as job:
         deadline = time.monotonic() + 300
-        while not written_by_a_task(out, but=other_attempt) and job.poll() is None and time.monotonic() < deadline:
+        while not (a_task_ended(out) and written_by_a_task(out, but=other_attempt)) and job.poll() is None \
+                and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert written_by_a_task(out, but=other_attempt), f"no task was dealing: {job.poll()}"
-        job.send_signal(signal.SIGINT)
+        assert a_task_ended(out) and written_by_a_task(out, but=other_attempt), f"no task was dealing: {job.poll()}"
+        os.killpg(job.pid, signal.SIGINT) if to_the_group else job.send_signal(signal.SIGINT)
         out_text, stderr = job.communicate(timeout=300)
     assert (job.returncode, out_text, without_progress(stderr)) == (130, "", "error: interrupted\n")
     assert temporaries(out) == [other_attempt]
-    assert data_files(out) == committed
+    after = data_files(out)
+    assert {path: after.get(path) for path in committed} == committed
+    # a task's file renamed into place stays, uncommitted, as after any failed job: `baccarat vacuum` removes it
+    assert {path.parent.name for path in set(after) - set(committed)} == {f"run_id=punto_banco-s1-n{INTERRUPTED_SHOES}"}
     assert list((cache / "jvm").iterdir()) == []
 
 

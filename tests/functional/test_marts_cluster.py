@@ -19,7 +19,7 @@ from spark_jobs import built_tables, simulate
 from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster, wait_for
 from test_faults import baccarat_command, environment, injected
 
-import pipeline.spark
+import pipeline.spark_master
 from pipeline.spark import QUICK_JVM
 from pipeline.composition import job as composition_job
 from pipeline.jobs import run_job
@@ -203,7 +203,7 @@ def test_a_master_that_accepts_connections_but_is_no_spark_master_is_one_line_no
     """A port whose connections the kernel accepts and nothing answers: Spark itself would wait 80-100 s
     for its registration, then print a Java trace. The bound is a hang guard, not a speed test: the check
     itself takes its connect timeout, shortened here (nothing on the port ever answers, however long)."""
-    monkeypatch.setattr(pipeline.spark, "MASTER_CONNECT_SECONDS", 1)
+    monkeypatch.setattr(pipeline.spark_master, "MASTER_CONNECT_SECONDS", 1)
     folder = tmp_path / "out"
     shutil.copytree(runs["punto_banco"][0].out.local_path(), folder)
     before = listing(folder)

@@ -120,3 +120,24 @@ def test_executors_given_the_package_by_py_files_keep_pysparks_daemon(tmp_path):
 
     assert daemon("--py-files", str(shipped)) == "pyspark's own"
     assert daemon() == "pipeline.spark_daemon"
+
+
+
+def _handled(server, error: Exception) -> None:
+    """The accumulator server's answer to `error` in one of its connections."""
+    try:
+        raise error
+    except type(error):
+        server.handle_error(None, ("127.0.0.1", 0))
+
+
+def test_the_accumulator_server_prints_no_traceback_for_a_connection_its_jvm_ended(spark, capfd):
+    """A terminal's Ctrl-C reaches the driver's JVM too, which then cuts its connection to the accumulator
+    server mid-stream: pyspark's handler printed an EOFError's traceback above the command's one line (5 of
+    7 interrupted simulates; test_exit_codes.py sends that Ctrl-C). Any other error is still printed."""
+    server = spark._accumulatorServer
+    _handled(server, EOFError())
+    _handled(server, ConnectionResetError())
+    assert capfd.readouterr().err == ""
+    _handled(server, ValueError("The value of the provided token to the AccumulatorServer is not correct."))
+    assert "ValueError: The value of the provided token" in capfd.readouterr().err

@@ -6,7 +6,8 @@ import socket
 import pytest
 
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.spark import QUICK_JVM, _spark_home, check_java, check_master
+from pipeline.spark import QUICK_JVM, _spark_home, check_java
+from pipeline.spark_master import check_master
 from pipeline.spark_archive import driver_archive
 
 
