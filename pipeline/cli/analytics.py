@@ -195,7 +195,7 @@ def sql(
 
     bounds = Bounds.given(timeout=timeout, memory_limit=memory_limit, threads=threads, temp_directory=temp_directory,
                           max_temp_directory_size=max_temp_directory_size)
-    with open_warehouse(warehouse or out.warehouse_path(), bounds) as con:
+    with open_warehouse(warehouse or out.warehouse_path(), bounds) as con, shell.memory_capped(bounds):
         if query is None:
             return shell.prompt(con, bounds)
         try:

@@ -128,21 +128,33 @@ class Bounds:
         except OSError as error:
             raise BaccaratError(f"cannot make the temp folder {self.temp_directory}: {error.strerror}") from None
         return {"memory_limit": f"{self.memory_limit}B", "threads": str(self.threads),
-                "temp_directory": str(self.temp_directory / _spill_of(os.getpid())),
+                "temp_directory": str(self.spill_folder()),
                 "max_temp_directory_size": f"{self.max_temp_directory_size}B"}
+
+    def spill_folder(self) -> Path:
+        """Where this process's queries spill."""
+        return self.temp_directory / _spill_of(os.getpid())
+
+    def timeout_message(self, *notes: str) -> str:
+        """The one line for a query stopped at its timeout, with `notes` on what became of it."""
+        more = "--timeout SECONDS" if "timeout" in self.options else f"{ENVIRONMENT['timeout']}=SECONDS"
+        return "; ".join([f"the query was stopped after {self.timeout:g} s, its statement timeout "
+                          f"({self.given_by('timeout')})", *notes, f"give it more time with {more}"])
 
     @contextlib.contextmanager
     def timed(self, con: "duckdb.DuckDBPyConnection") -> Iterator[None]:
         """Run the block's queries on `con` within the timeout: past it, DuckDB's query is interrupted and
         the block ends in a one-line BaccaratError, which carries the notes of DuckDB's error (what of the
-        result was written: pipeline/marts/shell.py); the connection stays usable."""
+        result was written: pipeline/marts/shell.py), even when the query ended all the same (DuckDB saw
+        no interrupt while it folded constants); the connection stays usable."""
         import duckdb
 
-        expired = threading.Event()
+        expired, ended = threading.Event(), threading.Event()
 
-        def expire() -> None:
+        def expire() -> None:  # again until the block ends: an interrupt while DuckDB plans the query is lost
             expired.set()
-            con.interrupt()
+            while not ended.wait(0.05):
+                con.interrupt()
 
         timer = threading.Timer(self.timeout, expire)
         timer.daemon = True
@@ -152,12 +164,12 @@ class Bounds:
         except duckdb.InterruptException as error:
             if not expired.is_set():
                 raise
-            more = "--timeout SECONDS" if "timeout" in self.options else f"{ENVIRONMENT['timeout']}=SECONDS"
-            raise BaccaratError("; ".join([
-                f"the query was stopped after {self.timeout:g} s, its statement timeout ({self.given_by('timeout')})",
-                *getattr(error, "__notes__", ()), f"give it more time with {more}"])) from None
+            raise BaccaratError(self.timeout_message(*getattr(error, "__notes__", ()))) from None
         finally:
+            ended.set()
             timer.cancel()
+        if expired.is_set():  # DuckDB ended the query without seeing an interrupt: its result came too late
+            raise BaccaratError(self.timeout_message())
 
 
 def _option(name: str) -> str:

@@ -6,10 +6,14 @@ import csv
 import io
 import itertools
 import os
+import resource
+import shutil
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 import duckdb
 
@@ -19,6 +23,42 @@ from pipeline.marts.statements import refuse_all_but_queries
 from pipeline.marts.warehouse import error_with_hint, failed_on_the_data
 
 ROWS_PER_FETCH = 10_000
+# Once interrupted, DuckDB stops a query between vectors of rows, but one call of a function over a huge
+# value (repeat('x', 4000000000)) runs on to its end, a minute or more: past this, the command ends without it.
+STOPPING_SECONDS = 5
+STUCK = "it ran on inside one call of a function, which DuckDB cannot interrupt, so the command ended without it"
+# What this process may allocate beyond DuckDB's memory limit once the warehouse is open: the result's
+# chunks as Arrow and Python values (ROWS_PER_FETCH rows at a time), and what DuckDB's limit leaves out.
+HEADROOM_BYTES = 512 * 2**20
+
+
+@contextlib.contextmanager
+def memory_capped(bounds: Bounds) -> Iterator[None]:
+    """Within, this process's data (RLIMIT_DATA) may grow by DuckDB's memory limit and HEADROOM_BYTES at
+    most. DuckDB's limit counts what its buffer manager hands out, not one huge value, which took 7.9 GB
+    under the 2 GB default; capped, that allocation fails as DuckDB's out-of-memory error. Where the
+    kernel does not say what the process holds (no /proc: not Linux), nothing is capped."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    try:
+        cap = _data_bytes() + bounds.memory_limit + HEADROOM_BYTES
+    except OSError:
+        cap = resource.RLIM_INFINITY
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    tighter = cap != resource.RLIM_INFINITY and (soft == resource.RLIM_INFINITY or cap < soft)
+    if tighter:
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    try:
+        yield
+    finally:
+        if tighter:
+            resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _data_bytes() -> int:
+    """What this process holds as RLIMIT_DATA counts it (VmData)."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
 
 
 def run_one(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
@@ -41,10 +81,37 @@ def _run(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
     """Show what `sql` returns, on a cursor of its own, which goes with the statement whatever became of it."""
     cursor = con.cursor()
     try:
-        _interruptible(cursor, lambda: _show_query(cursor, bounds, sql))
+        with _ended_if_stuck(bounds):
+            _interruptible(cursor, bounds, lambda: _show_query(cursor, bounds, sql))
     finally:
         with contextlib.suppress(duckdb.Error):
             cursor.close()
+
+
+@contextlib.contextmanager
+def _ended_if_stuck(bounds: Bounds) -> Iterator[None]:
+    """The block, ending the process (status 2) if it runs STOPPING_SECONDS past the timeout."""
+    done = threading.Event()
+
+    def watch() -> None:
+        if not done.wait(bounds.timeout + STOPPING_SECONDS):
+            _end_now(bounds.timeout_message(STUCK), BaccaratError.exit_status, bounds)
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _end_now(message: str, status: int, bounds: Bounds) -> NoReturn:
+    """End this process at once, in one line, while DuckDB's thread still runs the query: the warehouse
+    is open read-only, so nothing is left half-written; the query's spill goes."""
+    shutil.rmtree(bounds.spill_folder(), ignore_errors=True)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    os._exit(status)
 
 
 def _statement_count(con: duckdb.DuckDBPyConnection, sql: str) -> int:
@@ -65,6 +132,9 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
     except duckdb.Error as error:
         failure = WorldFailure if failed_on_the_data(error) else BaccaratError
         raise failure("; ".join([error_with_hint(error), *getattr(error, "__notes__", ())])) from None
+    except MemoryError:  # its rows as Python values, past memory_capped's headroom
+        raise BaccaratError(f"the query's rows do not fit in its memory limit, {bounds.memory_limit:,} bytes "
+                            f"({bounds.given_by('memory_limit')})") from None
 
 
 def show_result(result: duckdb.DuckDBPyRelation) -> None:
@@ -119,11 +189,12 @@ def _plain(value):
     return str(value).lower() if isinstance(value, bool) else value
 
 
-def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:
+def _interruptible(con: duckdb.DuckDBPyConnection, bounds: Bounds, work: Callable[[], None]) -> None:
     """work() with Ctrl-C stopping DuckDB's query: while it runs, SIGINT only wakes a thread that
     interrupts the connection (again until work ends: an interrupt before DuckDB starts the query is
     lost), since a KeyboardInterrupt raised in Python, or DuckDB's own handling of the signal in a
-    thread, leaves the connection busy for good (DuckDB 2.0.1). KeyboardInterrupt once it stopped."""
+    thread, leaves the connection busy for good (DuckDB 2.0.1). KeyboardInterrupt once it stopped;
+    a query still running STOPPING_SECONDS after the Ctrl-C ends the process (130)."""
     signalled, finished = threading.Event(), threading.Event()
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
@@ -131,8 +202,11 @@ def _interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> 
     def interrupt_on_signal() -> None:
         if os.read(wake_read, 1) and not finished.is_set():
             signalled.set()
+            give_up = time.monotonic() + STOPPING_SECONDS
             while not finished.wait(0.05):
                 con.interrupt()
+                if time.monotonic() > give_up:
+                    _end_now("interrupted", 128 + signal.SIGINT, bounds)
 
     watcher = threading.Thread(target=interrupt_on_signal, daemon=True)
     watcher.start()

@@ -180,6 +180,47 @@ def test_the_prompt_goes_on_after_a_statement_over_its_time(published):
     assert done.returncode == 2 and "stopped after 1 s" in done.stderr and "42" in done.stdout
 
 
+# One call of a function over a 3 GB value: DuckDB folds it as it plans the query, deaf to interrupts, for
+# 30 s and more; the query then ended in success, its answer printed past the timeout (status 0).
+ONE_LONG_CALL = "SELECT length(repeat('x', 3000000000)) AS n"
+LONG_CALL_MEMORY = "4GB"  # room for the value: only the time stops it
+
+
+def test_a_query_deaf_to_interrupts_ends_at_its_timeout_with_nothing_printed(published):
+    started = time.monotonic()
+    done = baccarat("sql", "--out", published, "--timeout", "1", "--memory-limit", LONG_CALL_MEMORY, ONE_LONG_CALL)
+    assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1), done
+    assert "stopped after 1 s" in done.stderr and time.monotonic() - started < 25
+
+
+def test_ctrl_c_during_a_query_deaf_to_interrupts_ends_it_in_seconds(published):
+    query = subprocess.Popen(["baccarat", "sql", "--out", str(published), "--memory-limit", LONG_CALL_MEMORY,
+                              ONE_LONG_CALL], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while threads(query.pid) < 10 and query.poll() is None:  # DuckDB's threads: the imports are over
+        time.sleep(0.2)
+    time.sleep(1)
+    query.send_signal(signal.SIGINT)
+    signalled = time.monotonic()
+    out, err = query.communicate(timeout=120)
+    assert (query.returncode, out, err) == (130, "", "error: interrupted\n")
+    assert time.monotonic() - signalled < 20
+
+
+# Reports the largest RSS of the command it runs, its only child, in kB, and exits with its status.
+LARGEST_RSS = ("import resource, subprocess, sys; status = subprocess.run(sys.argv[1:]).returncode; "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(status)")
+
+
+def test_one_huge_value_is_held_to_the_memory_limit(published):
+    """DuckDB's memory limit counts what its buffer manager hands out, not one value: a 4 GB string took
+    7.9 GB under the 2 GB default. The process's data is capped (pipeline/marts/shell.py, memory_capped)."""
+    done = subprocess.run([sys.executable, "-c", LARGEST_RSS, "baccarat", "sql", "--out", str(published),
+                           "SELECT length(repeat('x', 4000000000)) AS n"], capture_output=True, text=True, timeout=300)
+    *error, largest_kb = done.stderr.splitlines()
+    assert (done.returncode, done.stdout, len(error)) == (2, "", 1) and "Out of Memory" in error[0], done
+    assert int(largest_kb) * 1024 < 2 * 10**9
+
+
 SETTINGS = ("SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m, "
             "current_setting('max_temp_directory_size') AS s, current_setting('temp_directory') AS d")
 
