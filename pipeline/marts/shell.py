@@ -39,26 +39,25 @@ def memory_capped(bounds: Bounds) -> Iterator[None]:
     under the 2 GB default; capped, that allocation fails as DuckDB's out-of-memory error. Where the
     kernel does not say what the process holds (no /proc: not Linux), nothing is capped."""
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    try:
-        cap = _data_bytes() + bounds.memory_limit + HEADROOM_BYTES
-    except OSError:
-        cap = resource.RLIM_INFINITY
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    tighter = cap != resource.RLIM_INFINITY and (soft == resource.RLIM_INFINITY or cap < soft)
-    if tighter:
-        resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    held = _data_bytes()
+    cap = None if held is None else held + bounds.memory_limit + HEADROOM_BYTES
+    if cap is None or (soft != resource.RLIM_INFINITY and cap >= soft):  # under soft, a cap is under hard too
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
     try:
         yield
     finally:
-        if tighter:
-            resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
-def _data_bytes() -> int:
-    """What this process holds as RLIMIT_DATA counts it (VmData)."""
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
+def _data_bytes() -> int | None:
+    """What this process holds as RLIMIT_DATA counts it (VmData); None where /proc does not say."""
+    try:
+        with open("/proc/self/status") as status:
+            return next((int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:")), None)
+    except OSError:
+        return None
 
 
 def run_one(con: duckdb.DuckDBPyConnection, bounds: Bounds, sql: str) -> None:
@@ -132,9 +131,10 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
     except duckdb.Error as error:
         failure = WorldFailure if failed_on_the_data(error) else BaccaratError
         raise failure("; ".join([error_with_hint(error), *getattr(error, "__notes__", ())])) from None
-    except MemoryError:  # its rows as Python values, past memory_capped's headroom
-        raise BaccaratError(f"the query's rows do not fit in its memory limit, {bounds.memory_limit:,} bytes "
-                            f"({bounds.given_by('memory_limit')})") from None
+    except MemoryError as error:  # its rows as Python values, past memory_capped's headroom
+        raise BaccaratError("; ".join([f"the query's rows do not fit in its memory limit, {bounds.memory_limit:,} "
+                                       f"bytes ({bounds.given_by('memory_limit')})",
+                                       *getattr(error, "__notes__", ())])) from None
 
 
 def show_result(result: duckdb.DuckDBPyRelation) -> None:
@@ -145,21 +145,28 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
     if sys.stdout.isatty():
         result.show(max_width=200, max_rows=200)
         return
-    batches = _batches(result.to_arrow_reader(ROWS_PER_FETCH))
-    first = next(batches, None)  # a query that fails on its first rows prints nothing
+    batches = _python_rows(_batches(result.to_arrow_reader(ROWS_PER_FETCH)))
+    first = next(batches, None)  # a query that fails on its first rows, or cannot hold them, prints nothing
     writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
     writer.writerow(result.columns)
     written = 0
     try:
-        for batch in itertools.chain([first] if first is not None else [], batches):
-            writer.writerows(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
+        for rows in itertools.chain([first] if first is not None else [], batches):
+            writer.writerows(rows)
             sys.stdout.flush()
-            written += batch.num_rows
+            written += len(rows)
             if _reader_gone():
                 return
-    except duckdb.Error as error:
+    except (duckdb.Error, MemoryError) as error:
+        first = rows = None  # the rows held go before the note is made
         error.add_note(f"the {written:,} rows written before it are only part of the result")
         raise
+
+
+def _python_rows(batches: Iterator) -> Iterator[list[tuple]]:
+    """Each record batch's rows as Python values, as SQL shows them."""
+    for batch in batches:
+        yield list(zip(*(map(_plain, column.to_pylist()) for column in batch.columns)))
 
 
 def _reader_gone() -> bool:

@@ -221,6 +221,15 @@ def test_one_huge_value_is_held_to_the_memory_limit(published):
     assert int(largest_kb) * 1024 < 2 * 10**9
 
 
+
+def test_rows_too_big_for_python_within_the_cap_are_one_line_and_print_nothing(published):
+    """Rows that DuckDB and Arrow hold within the cap, and that do not fit as Python values: one line (exit
+    2) that says so, and nothing on stdout, as for a query that fails on its first rows (a header alone
+    read as an empty result)."""
+    done = baccarat("sql", "--out", published, "--memory-limit", "300MB", "SELECT repeat('x', 40000) AS s FROM range(10000)")
+    assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1), done
+    assert "rows do not fit in its memory limit, 300,000,000 bytes (--memory-limit)" in done.stderr
+
 SETTINGS = ("SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m, "
             "current_setting('max_temp_directory_size') AS s, current_setting('temp_directory') AS d")
 

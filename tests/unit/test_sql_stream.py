@@ -3,6 +3,7 @@ or a Ctrl-C reached Python through Arrow's stream as a bare OSError, and the com
 with status 1. It ends as a query stopped before its first row does: one line, or the interrupt."""
 
 import os
+import resource
 import signal
 import threading
 
@@ -78,3 +79,20 @@ def test_a_reader_that_left_let_the_query_run_into_its_timeout(tmp_path):
     path = tmp_path / "warehouse.duckdb"
     duckdb.connect(str(path)).close()
     assert with_the_reader_gone(["sql", "--warehouse", str(path), "--timeout", "3", ENDLESS_ROWS], tmp_path) == (141, b"")
+
+
+def test_the_memory_cap_holds_only_within_and_never_loosens_a_lower_limit():
+    """shell.memory_capped: the process's data may grow by the memory limit and the headroom; after the
+    block the limit is the one before, and a limit already tighter than the cap is left as it is."""
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    with shell.memory_capped(Bounds(memory_limit=10**9)):
+        soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+        assert soft != resource.RLIM_INFINITY and soft - shell._data_bytes() <= 10**9 + shell.HEADROOM_BYTES
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
+    lower = (shell._data_bytes() + 8 * 10**9, before[1])
+    resource.setrlimit(resource.RLIMIT_DATA, lower)
+    try:
+        with shell.memory_capped(Bounds(memory_limit=10**10)):
+            assert resource.getrlimit(resource.RLIMIT_DATA) == lower
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, before)
