@@ -19,7 +19,7 @@ import duckdb
 
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.marts.bounds import Bounds
-from pipeline.marts.statements import refuse_all_but_queries
+from pipeline.marts.statements import each_statement, refuse_all_but_queries
 from pipeline.marts.warehouse import error_with_hint, failed_on_the_data
 
 ROWS_PER_FETCH = 10_000
@@ -268,7 +268,7 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
             continue
         if not interactive and not line:  # the end of a script: its last statement needs no ';'
             if statement := "\n".join(lines).strip():
-                failures.append(_run_statement(con, bounds, statement, interactive))
+                failures.append(_run_statements(con, bounds, statement, interactive))
             break
         command = line.strip().removesuffix(";").strip()
         if command in LEAVE or (not lines and command in ("exit", "quit")):
@@ -280,20 +280,22 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
         statement = "\n".join(lines).strip()
         if statement.endswith(";"):
             lines = []
-            failures.append(_run_statement(con, bounds, statement, interactive))
+            failures.append(_run_statements(con, bounds, statement, interactive))
     return 0 if interactive else next(filter(None, failures), 0)
 
 
-def _run_statement(con, bounds: Bounds, statement: str, interactive: bool) -> int:
-    """The exit status the statement's failure calls for, 0 if it ran; Ctrl-C at the prompt stops it and
-    the prompt goes on."""
+def _run_statements(con, bounds: Bounds, text: str, interactive: bool) -> int:
+    """Each statement of `text` in turn (several may share a line): the exit status the first failure
+    calls for, 0 if every one ran; Ctrl-C at the prompt stops them and the prompt goes on."""
+    failures = []
     try:
-        return _status(lambda: _run(con, bounds, statement))
+        for statement in each_statement(text):
+            failures.append(_status(lambda: _run(con, bounds, statement)))
     except KeyboardInterrupt:
         if not interactive:
             raise
         print("interrupted", file=sys.stderr)
-    return 0
+    return next(filter(None, failures), 0)
 
 
 def _status(work: Callable[[], None]) -> int:

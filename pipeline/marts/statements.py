@@ -43,6 +43,14 @@ def refuse_all_but_queries(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             raise duckdb.PermissionException(refusal)
 
 
+def each_statement(sql: str) -> list[str]:
+    """The statements of `sql`, split at the semicolons the tokenizer finds (DuckDB would show the last
+    one's rows alone); `sql` whole when it is not UTF-8 text or holds no statement (its error is then its own)."""
+    if not_utf8(sql):
+        return [sql]
+    return [text for text, _ in _statements(sql)] or [sql]
+
+
 def _statements(sql: str) -> list[tuple[str, list[_Word]]]:
     """Each statement of `sql` (split at the semicolons the tokenizer finds) with its words, comments left out."""
     tokens = duckdb.tokenize(sql)

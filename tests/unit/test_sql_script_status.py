@@ -44,3 +44,17 @@ def test_a_script_not_in_utf8_ended_in_a_traceback_where_stdin_is_strict(tmp_pat
                           env=os.environ | {"PYTHONIOENCODING": "utf-8:strict"})
     assert (done.returncode, done.stdout) == (2, b"answer\n42\n"), done.stderr
     assert done.stderr == b"error: the query is not UTF-8 text (byte 0xff)\n"
+
+
+@pytest.mark.parametrize(("script", "shown", "status"), [
+    ("SELECT 1 AS a; SELECT 2 AS b;\n", ["a", "1", "b", "2"], 0),
+    ("SELECT 1 AS a; SELECT 2 AS b", ["a", "1", "b", "2"], 0),  # the script's end closes the last
+    ("SELECT 'x;y' AS a; -- a comment; not a statement\nSELECT 2 AS b;\n", ["a", "x;y", "b", "2"], 0),
+    ("SELECT 1 AS a; DROP TABLE x; SELECT 3 AS c;\n", ["a", "1", "c", "3"], 2),
+])
+def test_statements_sharing_a_line_showed_the_last_ones_rows_alone(monkeypatch, capsys, script, shown, status):
+    """`echo 'SELECT 1; SELECT 2;' | baccarat sql` printed 2 alone, exit 0: DuckDB runs every statement of
+    one call and returns the last one's rows. Each statement on a line now runs and shows its own rows."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(script))
+    assert shell.prompt(duckdb.connect(), Bounds(timeout=60)) == status
+    assert capsys.readouterr().out.split() == shown
