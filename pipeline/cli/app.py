@@ -1,6 +1,7 @@
 """The typer app, the option types the commands share, and the way a command's end becomes an exit
 status: bad input 2, a failure of the world 1, an interrupt 130, each with one line on stderr."""
 
+import fcntl
 import io
 import os
 import signal
@@ -162,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
     leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
+    if _standard_streams_opened():
+        print("error: stdout is closed: to drop a command's output, send it to /dev/null", file=sys.stderr)
+        return 2
     if refusal := _not_utf8_input(argv):
         print(f"error: {refusal}: paths, names and queries are read as UTF-8", file=sys.stderr)
         return 2
@@ -172,6 +176,37 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.stdout, sys.stderr = streams
     return READER_GONE if status == 0 and any(stream.gone for stream in watched) else status
+
+
+def _standard_streams_opened() -> bool:
+    """Give each standard stream that was closed (`>&-`, `2>&-`) os.devnull, so that no file the command
+    opens takes its descriptor, and make stdout and stderr print what their encoding cannot show as '?'
+    (`PYTHONIOENCODING=ascii`); whether stdout was the one closed (a closed stderr only loses the messages)."""
+    closed = []
+    for descriptor, name in enumerate(("stdin", "stdout", "stderr")):
+        if _usable(descriptor):
+            continue
+        opened = os.open(os.devnull, os.O_RDONLY if descriptor == 0 else os.O_WRONLY)
+        if opened != descriptor:
+            os.dup2(opened, descriptor)
+            os.close(opened)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(descriptor, "r" if descriptor == 0 else "w", closefd=False))
+        closed.append(name)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
+    return "stdout" in closed
+
+
+def _usable(descriptor: int) -> bool:
+    """Whether a standard stream's descriptor is open the right way: a closed one may have been taken by a
+    file opened before the command started (a launcher's script, read-only, as stderr)."""
+    try:
+        access = fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:
+        return False
+    return access != (os.O_WRONLY if descriptor == 0 else os.O_RDONLY)
 
 
 # The environment variables the commands read paths, names and settings from (some through Spark or pyarrow).
