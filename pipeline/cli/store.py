@@ -128,7 +128,7 @@ def vacuum(
     from pipeline.runs import RUN_TABLES, read_runs
     from pipeline.storage import STALE_AGE
 
-    records = read_runs(out.check_readable())
+    records = read_runs(out.check_readable() if dry_run else out.check_readable().check_writable())
     refuse_orphans(out, orphan_runs(out, {r.run_id for r in records}),
                    " (vacuum waits for the repair: it could remove a row file no table lists)")
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}

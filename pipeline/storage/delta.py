@@ -266,10 +266,15 @@ class DeltaTables:
         checkpoint its log; returns the files removed (or that would be)."""
         if retention_hours < MIN_RETENTION_HOURS:
             raise BaccaratError(f"a retention under {MIN_RETENTION_HOURS} hours could remove a running job's files")
+        from deltalake.exceptions import DeltaError
+
         delta = self.delta_table(table)
         with self._errors(f"table {table!r} cannot be vacuumed"):
-            removed = delta.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False,
-                                   full=True, keep_versions=sorted(set(keep_versions)) or None)
-            if not dry_run:
-                delta.create_checkpoint()
+            try:
+                removed = delta.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False,
+                                       full=True, keep_versions=sorted(set(keep_versions)) or None)
+                if not dry_run:
+                    delta.create_checkpoint()
+            except DeltaError as error:
+                raise StorageError(f"table {table!r} cannot be vacuumed: {first_line(error)}") from None
         return removed
