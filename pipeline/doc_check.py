@@ -39,6 +39,12 @@ def document_problems(dictionary: Path, commands: Iterable[str]) -> list[str]:
     return problems
 
 
+def documents_checked(dictionary: Path) -> str:
+    """What document_problems reads, as the user gave the dictionary's path: `README.md and docs/`."""
+    readme = dictionary.parent.parent / "README.md"
+    return f"{readme.as_posix() + ' and ' if readme.is_file() else ''}{dictionary.parent.as_posix()}/"
+
+
 def _dictionary_problems(dictionary: Path) -> list[str]:
     if not dictionary.exists():
         return [f"{dictionary} does not exist: run `baccarat docs --path {dictionary}`"]

@@ -172,7 +172,7 @@ def docs(
 
 def _check_documents(dictionary: Path) -> None:
     """Print each problem of the documents as a one-line error and exit 2, or say they are current."""
-    from pipeline.doc_check import document_problems
+    from pipeline.doc_check import document_problems, documents_checked
 
     problems = document_problems(dictionary, typer.main.get_command(app).commands)
     for problem in problems:
@@ -180,4 +180,4 @@ def _check_documents(dictionary: Path) -> None:
     if problems:
         raise typer.Exit(2)
     print(f"{dictionary} is up to date")
-    print("every link in README.md and docs/ resolves, and every baccarat command they name exists")
+    print(f"every link in {documents_checked(dictionary)} resolves, and every baccarat command they name exists")

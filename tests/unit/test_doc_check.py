@@ -46,7 +46,18 @@ def check(cli, repository):
 def test_documents_whose_links_and_commands_resolve_pass(cli, repository):
     status, out, err = check(cli, repository)
     assert (status, err) == (0, "")
-    assert out.splitlines()[1] == "every link in README.md and docs/ resolves, and every baccarat command they name exists"
+    assert out.splitlines()[1] == (f"every link in {repository}/README.md and {repository}/docs/ resolves, and every "
+                                   "baccarat command they name exists")
+
+
+def test_a_dictionary_outside_a_clone_said_the_clones_documents_were_checked(cli, tmp_path):
+    """`baccarat docs --check --path /tmp/work/dict.md` said every link in README.md and docs/ resolves, where
+    it had read /tmp/work/*.md and /tmp/README.md, if any."""
+    (tmp_path / "work").mkdir()
+    assert cli("docs", "--path", tmp_path / "work" / "dict.md")[0] == 0
+    status, out, err = cli("docs", "--check", "--path", tmp_path / "work" / "dict.md")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[1].startswith(f"every link in {tmp_path}/work/ resolves")
 
 
 def failed_check(cli, repository, document: str, text: str) -> list[str]:
