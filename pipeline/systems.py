@@ -8,7 +8,7 @@ import shlex
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from pipeline.bets import BET_KINDS
 from pipeline.config_files import NAME, known_names, locate, validation_problems, read_yaml
@@ -17,7 +17,9 @@ from pipeline.errors import BaccaratError
 # Sessions are played in 64-bit cents and kept as decimal(18,2) (schemas/sessions.yaml): a bound on every
 # amount keeps a session's bankroll, winnings and stakes far inside both.
 MAX_MONEY = Decimal(10**12)
-Money = Annotated[Decimal, Field(gt=0, le=MAX_MONEY, decimal_places=2, allow_inf_nan=False)]
+# in plain digits: an amount given as 1e3 is 1000 in every message
+Money = Annotated[Decimal, Field(gt=0, le=MAX_MONEY, decimal_places=2, allow_inf_nan=False),
+                  AfterValidator(lambda amount: Decimal(format(amount, "f")))]
 MAX_COUNT = 10**12  # a round limit or a Labouchère number: the session kernel holds them in 64-bit integers
 Count = Annotated[int, Field(ge=1, le=MAX_COUNT, strict=True)]
 SIDES = ("banker", "player")

@@ -62,6 +62,7 @@ def system_file(tmp_path):
     ({"session": {"goal": "0"}}, "session.goal: Input should be greater than 0"),
     ({"session": {"bankroll": "5"}}, "the bankroll 5 cannot cover one stake of 10"),
     ({"session": {"stop_loss": "2000"}}, "the stop-loss 2000 is more than the bankroll 1000"),
+    ({"session": {"bankroll": "1e3", "stop_loss": "1e5"}}, "the stop-loss 100000 is more than the bankroll 1000"),
     ({"session": {"max_rounds": 0}}, "session.max_rounds: Input should be greater than or equal to 1"),
     ({"bet": "insurance"}, "unknown bet kind 'insurance'"),
     ({"bet": {"choose": "hunch"}}, "bet.chooser.choose: Input should be 'same_side'"),
