@@ -111,6 +111,7 @@ def output_file(path: Path | str, noun: str, mark: bytes) -> Path:
         raise BaccaratError(f"{noun} {text!r} is a folder: give the path of a file")
     if target.exists() and not target.is_file():
         raise BaccaratError(f"{noun} {text!r} {_NOT_REGULAR}")
+    _check_not_a_broken_link(target, noun)
     _check_ancestors(target, noun)
     _check_not_data(target, noun)
     if target.is_file() and target.stat().st_size and mark not in _first_bytes(target, noun):
@@ -166,9 +167,16 @@ def output_folder(path: Path | str, noun: str) -> Path:
     folder = Path(text)
     if folder.exists() and not folder.is_dir():
         raise BaccaratError(f"{noun} {text!r} is not a folder: give the folder the files go to")
+    _check_not_a_broken_link(folder, noun)
     _check_ancestors(folder, noun)
     _check_not_data(folder, noun)
     return folder
+
+
+def _check_not_a_broken_link(path: Path, noun: str) -> None:
+    if path.is_symlink() and not path.exists():
+        raise BaccaratError(f"{noun} {str(path)!r} is a broken symbolic link (to {os.readlink(path)}): give "
+                            "another path, or remove the link first")
 
 
 def _check_ancestors(path: Path, noun: str) -> None:

@@ -78,6 +78,7 @@ PLACES = {  # where no file can go, and what the refusal says
     "under a file": ("{tmp}/plain/page.html", "plain is a file, not a folder"),
     "unwritable": ("/sys/baccarat-test/page.html", "cannot write"),
     "empty": ("", "empty"),
+    "a broken link": ("{tmp}/dangling", "is a broken symbolic link (to "),  # said 'File exists'
 }
 
 
@@ -92,6 +93,7 @@ CASES = [(option, place) for option in WRITERS for place in PLACES
 def test_a_place_no_file_can_go_is_one_line_and_nothing_is_written(option, place, tmp_path, capsys):
     path, message = PLACES[place]
     (tmp_path / "plain").write_text("kept\n")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
     args = [arg.replace(X, path).replace("{tmp}", str(tmp_path)) for arg in WRITERS[option]]
     before = sorted(tmp_path.rglob("*"))
     status = main(args)
