@@ -6,10 +6,11 @@ rules of a session (docs/betting-systems.md): before each round the progression 
 above the table maximum it stays at the maximum or starts over (the system says which, and the hit is
 counted); a stake the bankroll cannot cover starts the progression over; a bankroll that cannot cover
 one unit is ruin. The session ends at the first of goal, ruin, stop-loss,
-round limit and, for a session that may not span shoes, the end of its shoe.
+round limit and, for a session that may not span shoes, the end of its shoe. A chooser's roads are
+its shoe's: a session that starts mid-shoe sees the shoe's results so far.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from math import ceil
@@ -209,15 +210,30 @@ def _ending(system: System, bankroll: _Bankroll, counted: int) -> str | None:
     return None
 
 
-def play_session(system: System, rounds: Iterable[Round]) -> SessionResult:
-    """One session of `system` from the first of `rounds`, until it ends or the rounds run out."""
-    bankroll, stakes, road = _Bankroll(system.session.bankroll), _Stakes(system.progression), _BigRoad()
+def _shoe_so_far(earlier: Sequence[Round], shoe: int) -> _BigRoad:
+    """The roads of `shoe`'s rounds at the end of `earlier`."""
+    begin = len(earlier)
+    while begin > 0 and earlier[begin - 1].shoe == shoe:
+        begin -= 1
+    road = _BigRoad()
+    for played in earlier[begin:]:
+        road.add(played.winner)
+    return road
+
+
+def play_session(system: System, rounds: Iterable[Round], earlier: Sequence[Round] = ()) -> SessionResult:
+    """One session of `system` from the first of `rounds`, until it ends or the rounds run out.
+    `earlier`: the rounds before it in run order, or those of its shoe at least: a session that starts
+    mid-shoe chooses its sides from the shoe's roads so far."""
+    bankroll, stakes = _Bankroll(system.session.bankroll), _Stakes(system.progression)
     used = counted = hits = 0  # rounds consumed; rounds towards max_rounds; stakes above the table maximum
     shoe = None
     ended = "incomplete"
     after = {}
     for played in rounds:
-        if shoe is not None and played.shoe != shoe:
+        if shoe is None:
+            road = _shoe_so_far(earlier, played.shoe)
+        elif played.shoe != shoe:
             if not system.session.span_shoes:
                 ended = "shoe_end"
                 break

@@ -94,7 +94,8 @@ def _residue_examples(nets):
 def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, nets: dict[str, np.ndarray],
                   first: int, stop: int) -> dict[str, np.ndarray]:
     """Consecutive sessions of `system` from round `first` until the next would start at or after `stop`
-    (see pipeline/play.py for one session): one entry per session in each array."""
+    (see pipeline/play.py for one session): one entry per session in each array. The arrays begin
+    with a shoe's first round: a session that starts mid-shoe chooses from the shoe's roads so far."""
     sides = system.sides
     chosen = [_compiled_form(nets[side], np.int64) for side in sides]
     check_exact_cents(system, (net for column in chosen for net in _one_net_per_residue(column)))
@@ -120,27 +121,54 @@ def play_sessions(system: System, shoe_ids: np.ndarray, winners: np.ndarray, net
 @njit(cache=True)
 def _play(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, stop, rows):
     """Sessions from `start` into `rows` until it is full or the next would start at min(stop, n): how
-    many, and where the next starts. `params` is a tuple, so that the loop holds it in registers."""
+    many, and where the next starts. `params` is a tuple, so that the loop holds it in registers. The
+    road is built once, from the rounds of `start`'s shoe before it, then carried from each session to
+    the next, as they are contiguous."""
     end = min(stop, len(winners))
+    if start >= end:
+        return 0, start
+    begin = _shoe_begin(shoe_ids, start)
     # room for every number a Labouchère line can gain and every column a big road can have, in any
     # session from here: a round adds one at most (growing arrays in the loop costs more than the room)
-    room = len(winners) - start + 1
+    room = len(winners) - begin + 1
     buffer = np.empty(len(line) + room, dtype=np.int64)
     lengths = np.empty(room, dtype=np.int64)
+    road = _road_between(params, winners, begin, start, lengths)
     count = 0
     while count < len(rows) and start < end:
-        start = _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, buffer,
-                         lengths, rows[count])
+        start, road = _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, road,
+                               buffer, lengths, rows[count])
         count += 1
     return count, start
 
 
 @njit(cache=True)
-def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, buffer, lengths, row):
-    """One session from round `start`, written into `row`: the next start. Its state is in scalars and
-    tuples of scalars, never in arrays, so that the compiled loop keeps it in registers."""
+def _shoe_begin(shoe_ids, index):
+    """The first round of round `index`'s shoe in the arrays."""
+    while index > 0 and shoe_ids[index - 1] == shoe_ids[index]:
+        index -= 1
+    return index
+
+
+@njit(cache=True)
+def _road_between(params, winners, begin, start, lengths):
+    """The road of rounds [begin, start), which begins a shoe: a session from `start` chooses from it."""
+    road = _NEW_ROAD
+    if params[P_CHOOSE] != _FIXED:
+        for index in range(begin, start):
+            if winners[index] != TIE:
+                road = _add_to_road(road, lengths, winners[index], params[P_CHOOSE] == _DERIVED)
+    return road
+
+
+@njit(cache=True)
+def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_nets, start, road, buffer, lengths,
+             row):
+    """One session from round `start`, whose shoe's rounds before it made `road`, written into `row`:
+    the next start and its road. Its state is in scalars and tuples of scalars, never in arrays, so
+    that the compiled loop keeps it in registers."""
     bank = (params[P_BANKROLL], params[P_BANKROLL], 0, 0, 0, 0, 0, 0)
-    state, road = _reset(line, buffer), _NEW_ROAD
+    state = _reset(line, buffer)
     row[_AFTER:_AFTER + len(checkpoints)] = _NONE
     ended, index, counted, shoe, slot = _INCOMPLETE, start, 0, shoe_ids[start], 0
     chooses, derived = params[P_CHOOSE] != _FIXED, params[P_CHOOSE] == _DERIVED
@@ -169,7 +197,9 @@ def _session(params, line, checkpoints, shoe_ids, winners, first_nets, second_ne
         if ended != _INCOMPLETE:
             break
     _write_row(row, start, index - start, params, bank, ended)
-    return index
+    if index < len(winners) and shoe_ids[index] != shoe:  # the next session begins a shoe
+        road = _NEW_ROAD
+    return index, road
 
 
 @njit(cache=True)

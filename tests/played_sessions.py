@@ -33,9 +33,10 @@ def played_sessions(names: list[str], rounds: list[Round], sessions: int, max_ro
         for _ in range(sessions):
             if start >= len(rounds):
                 break
-            result = play_session(system, islice(rounds, start, None))
-            after = [play_session(system, rounds[start:start + n]).end if checkpoints and result.ended != "incomplete"
-                     else None for n in CHECKPOINTS]
+            earlier = rounds[:start]
+            result = play_session(system, islice(rounds, start, None), earlier)
+            after = [play_session(system, rounds[start:start + n], earlier).end
+                     if checkpoints and result.ended != "incomplete" else None for n in CHECKPOINTS]
             rows.append({"system": name, "first_shoe": 0, "first_round": start + 1, "start_bankroll": result.start,
                          "end_bankroll": result.end, "net": result.net, "wagered": result.wagered,
                          "wagered_banker": result.wagered if system.bet == "banker" else Decimal(0),

@@ -1,7 +1,8 @@
 """Where each range's first session begins, exact, with the ranges played in parallel: speculation
 with verification.
 
-Sessions are consecutive in run order and each is a function of its start alone. A task cannot know
+Sessions are consecutive in run order and each is a function of its start alone (and of the run's
+rounds: a chooser's roads at the start are those of the shoe's earlier rounds). A task cannot know
 where the session holding its range's first round began without every round before it, so it guesses:
 it plays a look-back of rounds before its range from their first round, and keeps the sessions that
 start in its range. Its chain of sessions meets the true chain as soon as one of its starts is a true
@@ -33,7 +34,8 @@ def check_bounded(system: System) -> None:
 def play_range(system: System, arrays: tuple, keys: np.ndarray, begin: int, end: int,
                known: int | None) -> tuple[dict[str, np.ndarray], int, int]:
     """The system's sessions that start in rounds [begin, end) of `arrays` (play_sessions' shoe_ids,
-    winners and nets), and the keys of their entry and exit. They are played from the round of key
+    winners and nets, from a shoe's first round, so that a session from any round sees its shoe's
+    roads so far), and the keys of their entry and exit. They are played from the round of key
     `known` when given, else from the arrays' first round (a guess, unless it is the run's) for
     sessions that span shoes, else from `begin`, a shoe's first round. keys: each round's key, and
     one more, the run's end."""

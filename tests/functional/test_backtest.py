@@ -59,7 +59,7 @@ def reference(out, plan) -> tuple[list[dict], dict]:
         played = [Round(r["shoe_id"], r["outcome"], {kind: r[f"net_{kind}"] for kind in system.sides}) for r in rounds]
         position = 0
         while position < len(played):
-            result = play_session(system, played[position:])
+            result = play_session(system, played[position:], played[:position])
             first = rounds[position]
             key = (system.name, first["shoe_id"], first["round"])
             last_shoes[key] = rounds[position + result.rounds - 1]["shoe_id"]

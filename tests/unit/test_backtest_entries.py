@@ -14,11 +14,11 @@ from pipeline.play import Round, check_exact_cents, play_session
 from pipeline.systems import load_system
 
 NET_HUNDREDTHS = {"banker": (95, -100, -100), "player": (-100, 100, -100), "tie": (0, 0, 800)}  # by winner B, P, T
-ROUNDS_PER_SHOE = 70
+ROUNDS_PER_SHOE = 71  # guesses begin with a shoe: none after the first on a multiple of 30 before round 2,130
 
 
 def hand_made(rounds: int, seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """shoe_ids, winners and nets of `rounds` rounds drawn with baccarat's odds, 70 to a shoe."""
+    """shoe_ids, winners and nets of `rounds` rounds drawn with baccarat's odds, 71 to a shoe."""
     winners = np.random.default_rng(seed).choice(3, size=rounds, p=(0.4586, 0.4462, 0.0952)).astype(np.int8)
     nets = {kind: np.array(by_winner, dtype=np.int64)[winners] for kind, by_winner in NET_HUNDREDTHS.items()}
     return np.arange(rounds, dtype=np.int64) // ROUNDS_PER_SHOE, winners, nets
@@ -31,13 +31,14 @@ def true_starts(system, shoe_ids, winners, nets) -> list[int]:
     starts, position = [], 0
     while position < len(rounds):
         starts.append(position)
-        position += play_session(system, rounds[position:]).rounds
+        position += play_session(system, rounds[position:], rounds[:position]).rounds
     return starts
 
 
 class Tasks:
     """The backtest's tasks over the arrays, as Spark would run them: each range played by play_range
-    from a guess `lookback` rounds before it (or from the entries asked); `replayed` keeps which ranges
+    from a guess `lookback` rounds before it (or from the entries asked), over arrays that begin with
+    the first round of that round's shoe, as a task reads whole shoes; `replayed` keeps which ranges
     each round of replays asked for."""
 
     def __init__(self, systems, arrays, range_rounds: int, lookback: int):
@@ -48,8 +49,8 @@ class Tasks:
 
     def play(self, index: int, entries: dict | None = None) -> dict:
         first, last = self.ranges[index]
-        begin = first if entries else max(0, first - self.lookback)
         shoe_ids, winners, nets = self.arrays
+        begin = int(np.searchsorted(shoe_ids, shoe_ids[first if entries else max(0, first - self.lookback)]))
         sliced = shoe_ids[begin:], winners[begin:], {kind: net[begin:] for kind, net in nets.items()}
         result = {"entries": {}, "exits": {}, "starts": {}}
         for system in self.systems:
@@ -88,7 +89,7 @@ def test_chains_that_never_meet_are_played_again_one_range_per_stage():
     range is wrong at first; all are played again once, then only the first still wrong, each time."""
     never = load_system("flat_banker").with_session(bankroll="100000", goal="100000", max_rounds=30)
     arrays = hand_made(2_000, seed=3)
-    tasks = Tasks([never], arrays, 250, lookback=101)  # 30-round sessions: offsets never align
+    tasks = Tasks([never], arrays, 250, lookback=101)  # 30-round sessions: chains never meet
     assert tasks.settled_starts() == {never.name: true_starts(never, *arrays)}
     assert tasks.replayed == [list(range(1, 8)), *([index] for index in range(2, 8))]
 

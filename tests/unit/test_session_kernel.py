@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.errors import BaccaratError
 from pipeline.play import CHECKPOINTS, ENDINGS, WINNER_CODES, Round, play_session
+from pipeline import session_kernel
 from pipeline.session_kernel import play_sessions
 from pipeline.systems import CHOOSERS, DERIVED_ROADS, PROGRESSIONS, System, known_systems, load_system
 
@@ -32,11 +33,13 @@ def _rounds(shoe_ids, winners, nets) -> list[Round]:
 
 
 def _reference(system: System, rounds: list[Round], first: int, stop: int) -> list[dict]:
-    """play_session over and over, each session from the round after the last one consumed."""
+    """play_session over and over, each session from the round after the last one consumed and
+    seeing the rounds before it."""
     sessions, start = [], first
     while start < min(stop, len(rounds)):
-        result = play_session(system, rounds[start:])
-        after = [play_session(system, rounds[start:start + min(n, result.rounds)]).end for n in CHECKPOINTS]
+        result = play_session(system, rounds[start:], rounds[:start])
+        after = [play_session(system, rounds[start:start + min(n, result.rounds)], rounds[:start]).end
+                 for n in CHECKPOINTS]
         sessions.append({"start": start, "rounds": result.rounds, "stakes": result.stakes,
                          "table_max_hits": result.table_max_hits, "end_bankroll": _cents(result.end),
                          "start_bankroll": _cents(result.start), "wagered": _cents(result.wagered),
@@ -176,3 +179,15 @@ def test_the_exact_cents_check_sees_a_net_whose_remainder_only_one_round_has():
     nets["player"][len(winners) - 7] = -250  # -2.5 units: half a cent of a one-cent stake
     with pytest.raises(BaccaratError, match="penny_player"):
         play_sessions(system, shoe_ids, winners, nets, 0, len(winners))
+
+
+@pytest.mark.parametrize("system", [system for system in _shipped() + _hand_made() if not isinstance(system.bet, str)],
+                         ids=lambda system: system.name)
+def test_from_any_round_and_across_calls_the_kernel_carries_the_shoes_roads(system, monkeypatch):
+    """A session may start mid-shoe (a task's entry, or a call after a full batch of rows): the road
+    it chooses from is the shoe's so far, built from the rounds before it, then carried on."""
+    shoe_ids, winners, nets = _random_rounds(np.random.default_rng(5), 4)
+    for first in range(0, len(winners), 3):
+        _compare(system, shoe_ids, winners, nets, first, len(winners))
+    monkeypatch.setattr(session_kernel, "_ROWS_PER_CALL", 2)
+    _compare(system, shoe_ids, winners, nets, 1, len(winners))

@@ -252,7 +252,7 @@ def test_every_shipped_system_plays_sessions_that_end_as_they_say(name):
               for index, winner in enumerate(generator.choices("BPT", weights=(46, 45, 9), k=8_000))]
     position, endings = 0, set()
     while position < len(rounds):
-        result = play_session(system, rounds[position:])
+        result = play_session(system, rounds[position:], rounds[:position])
         position += result.rounds
         endings.add(result.ended)
         session = system.session
