@@ -24,6 +24,9 @@ ENDINGS = ("goal", "ruin", "stop_loss", "max_rounds", "shoe_end", "incomplete")
 CHECKPOINTS = (10, 25, 50, 100, 250, 500, 1000)  # the sessions table's bankroll_after_N columns
 WINNER_CODES = "BPT"  # the compiled loop's winners: 0 Banker, 1 Player, 2 tie (docs/rules.md)
 CENTS = 100
+# Changes whenever the rules of a session change what a session plays, so that a backtest made before is
+# played again, not taken as done: 2, a session that starts mid-shoe chooses from the shoe's roads so far.
+SESSION_RULES_VERSION = 2
 
 
 @dataclass(frozen=True)

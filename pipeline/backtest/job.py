@@ -21,7 +21,7 @@ from pipeline.bets import net_cents_table
 from pipeline.errors import BaccaratError
 from pipeline.jobs import JobPlan, Written, new_tag
 from pipeline.orphans import readable_run
-from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, check_exact_cents
+from pipeline.play import CENTS, CHECKPOINTS, ENDINGS, SESSION_RULES_VERSION, check_exact_cents
 from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run
 from pipeline.schemas import contract
@@ -85,9 +85,10 @@ class Plan(JobPlan):
         return shoe_ranges(self.shoes, self.partitions)
 
     def parameters(self) -> dict:
-        """The rows depend on the run and the systems alone, so equal content keys mean equal rows
-        whatever the partitions."""
-        return {"run": self.run.parameters, "systems": [system.model_dump(mode="json") for system in self.systems]}
+        """The rows depend on the run, the systems and the rules of a session alone, so equal content keys
+        mean equal rows whatever the partitions."""
+        return {"run": self.run.parameters, "systems": [system.model_dump(mode="json") for system in self.systems],
+                "session_rules": SESSION_RULES_VERSION}
 
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         return write_range(self, first, last, report_batch)

@@ -21,7 +21,7 @@ from pipeline.config_files import resource
 from pipeline.jobs import run_job
 from pipeline.play import CHECKPOINTS, Round, play_session
 from pipeline.storage import Store
-from pipeline.tasks import shoe_ranges
+from pipeline.tasks import content_key, shoe_ranges
 
 RUN = "bt"
 SHOES = 120
@@ -205,6 +205,16 @@ def test_a_rerun_is_nothing_to_do_and_adds_no_version(backtested, cli):
     status, printed, err = cli(*args, "--partitions", 5)
     assert status == 0 and err == "" and "nothing to do" in printed
     assert Store.parse(str(out)).delta_table("sessions").version() == version
+
+
+def test_sessions_played_under_earlier_rules_of_a_session_are_not_taken_as_done(backtested, monkeypatch):
+    """A backtest made before the rules of a session changed (roads restarted with each session, not each
+    shoe) was taken as done by the same command after, its rows kept: its files' content key, which a rerun
+    compares, now holds the rules' version (a key that differs plays the sessions again: the reruns above)."""
+    _, plan = backtested
+    now = content_key(plan.parameters())
+    monkeypatch.setattr(backtest_job, "SESSION_RULES_VERSION", backtest_job.SESSION_RULES_VERSION - 1)
+    assert content_key(plan.parameters()) != now
 
 
 @pytest.mark.slow
