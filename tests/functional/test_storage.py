@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pyarrow as pa
 import pytest
 from spark_jobs import simulate, simulate_with_marts
-from local_s3 import s3_server
+from local_s3 import aws_environment, s3_server, silent_endpoint
 from deltalake import DeltaTable
 
 from pipeline.errors import BaccaratError
@@ -121,6 +121,34 @@ def test_report_refuses_credentials_as_runs_does(cli, warehouse, tmp_path, monke
         refusal = cli("runs", "--out", "s3://guarded/data")
         assert refusal[0] == 1 and "ACCESS_DENIED" in refusal[2] and refusal[2].count("\n") == 1
         assert cli("report", "--warehouse", warehouse, "--out", "s3://guarded/data") == refusal
+
+
+SILENT_BOUND = 30  # seconds for a command's end against a store that never answers (the bound is 10 s)
+
+
+def test_an_endpoint_that_never_answers_ends_each_command_in_one_line_naming_it(warehouse, tmp_path):
+    """An endpoint that takes connections and never answers kept `runs` 182 s, `simulate` 183 s and `report`
+    121 s, each ending in curl's 'Timeout was reached': side by side, in processes of their own."""
+    commands = [["runs"], ["report", "--warehouse", warehouse], ["simulate", "--shoes", "10", "--seed", "3"]]
+    with silent_endpoint() as endpoint, aws_environment(endpoint):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
+        started = time.monotonic()
+        running = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", *command, "--out", "s3://bucket1/data"],
+                                    env=env, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                   for command in commands]
+        ended = [_ended(process, started + SILENT_BOUND) for process in running]
+    line = f"error: s3://bucket1/data: the S3 endpoint {endpoint} did not answer within 10 s\n"
+    assert ended == [(1, "", line)] * len(commands)
+
+
+def _ended(process: subprocess.Popen, deadline: float) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=max(deadline - time.monotonic(), 0))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail(f"{' '.join(process.args[3:])} was still waiting after {SILENT_BOUND} s")
+    return process.returncode, out, err
 
 
 def test_refused_credentials_are_one_line_before_spark_starts(cli, tmp_path, monkeypatch):
