@@ -169,7 +169,8 @@ def report(
     from pipeline.report.page import TITLE
 
     mark = f"<title>{TITLE}: ".encode()
-    page = build_report(out, run_id, shoe_id, warehouse, page and output_file(page, "--page", mark))
+    target = page and output_file(page, "--page", mark)  # a local path: judged before OUT's store is asked
+    page = build_report(out.check_readable(), run_id, shoe_id, warehouse, target)
     print(f"report: {page}")
     return page
 

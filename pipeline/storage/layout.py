@@ -115,8 +115,8 @@ class Layout:
     def _check_bucket(self) -> None:
         bucket = self.fs_path().split("/", 1)[0]
         if self.scheme in ("az", "abfss"):  # pyarrow 26 aborts the process (exit 134) when credentials fail
-            self.filesystem.get_file_info(f"{bucket}/{_AZURE_PROBE}")  # on a container; below one they raise
-        if self.filesystem.get_file_info(bucket).type == pafs.FileType.NotFound:
+            self.first_answer(f"{bucket}/{_AZURE_PROBE}")  # on a container; below one they raise
+        if self.first_answer(bucket).type == pafs.FileType.NotFound:
             raise BaccaratError(f"{self.uri}: bucket {bucket!r} does not exist")
 
     def check_layout(self) -> None:

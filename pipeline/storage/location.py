@@ -27,7 +27,18 @@ REQUESTS_AT_ONCE = 16  # to an object store, where each is a round trip
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_S3_TIMEOUTS = {"connect_timeout": 5, "request_timeout": 60}
+# A command's first request to an S3 store (its bucket check) is answered within this, or the command ends
+# naming the endpoint: a store that is up answers a bucket check in well under a second. Two attempts of half
+# each, the second on a new connection.
+FIRST_ANSWER_SECONDS = 10
+_FIRST_ATTEMPTS = 2
+# Any later request to S3 may go this long without a byte (pyarrow's request_timeout, which the AWS SDK makes
+# curl's low-speed time on Linux: not a bound on a whole transfer), in each of its attempts; S3 under load
+# answers in seconds, and a slow transfer still moves bytes. A request ends within about a minute.
+SILENT_SECONDS = 20
+_ATTEMPTS = 3
+_CONNECT_SECONDS = 5
+_NO_ANSWER = "curlCode: 28,"  # curl's CURLE_OPERATION_TIMEDOUT in the AWS SDK's error: no byte in time
 # The variables each store's settings and credentials come from (see _s3_settings and _aws_environment).
 _SETTINGS_VARIABLES = {
     "s3": ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
@@ -142,12 +153,33 @@ class Location:
         if self.is_local:
             return pafs.LocalFileSystem()
         if self.scheme == "s3":
-            # a delayed open uploads a file smaller than a part with one PUT, not a multipart upload's three
-            return pafs.S3FileSystem(**_s3_settings(), **_S3_TIMEOUTS, allow_delayed_open=True,
-                                     retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3))
+            return _s3_filesystem(SILENT_SECONDS, _ATTEMPTS)
         if self.scheme == "gs":
             return pafs.GcsFileSystem()
         return pafs.AzureFileSystem(account_name=self._azure_account())
+
+    @cached_property
+    def _first_request_filesystem(self) -> pafs.FileSystem:
+        """OUT's filesystem for a command's first request (first_answer): on S3, one that waits less."""
+        if self.scheme != "s3":
+            return self.filesystem
+        return _s3_filesystem(FIRST_ANSWER_SECONDS / _FIRST_ATTEMPTS, _FIRST_ATTEMPTS)
+
+    def first_answer(self, path: str) -> pafs.FileInfo:
+        """What the store says of `path` (under OUT), asked as a command's first request: an S3 endpoint that
+        sends nothing for FIRST_ANSWER_SECONDS is a StorageError naming it (other errors are OSError)."""
+        try:
+            return self._first_request_filesystem.get_file_info(path)
+        except OSError as error:
+            if silent := self._no_answer(error):
+                raise StorageError(f"{self.uri}: {silent}") from None
+            raise
+
+    def _no_answer(self, error: OSError) -> str | None:
+        """The one line for an S3 endpoint that did not answer the first request in time, else None."""
+        if self.scheme != "s3" or _NO_ANSWER not in str(error):
+            return None
+        return f"the S3 endpoint {_s3_endpoint()} did not answer within {FIRST_ANSWER_SECONDS} s"
 
     def _azure_account(self) -> str:
         if self.scheme == "abfss":
@@ -181,9 +213,10 @@ class Location:
             raise PermissionError(f"the executor on {host} lacks {', '.join(missing)}, which the driver uses for "
                                   f"{self.uri}: give them to the executors (spark.executorEnv.NAME)")
         try:
-            self.filesystem.get_file_info(self.fs_path())
+            self._first_request_filesystem.get_file_info(self.fs_path())
         except OSError as error:
-            raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: {first_line(error)}") from None
+            raise ConnectionError(f"the executor on {host} cannot reach {self.uri}: "
+                                  f"{self._no_answer(error) or first_line(error)}") from None
 
     def file_sizes(self, paths: list[str]) -> list[int | None]:
         """The size of each regular file at `paths` (under OUT), None where there is none; on an object
@@ -219,6 +252,22 @@ def parquet_footer(path: str, filesystem: pafs.FileSystem) -> pq.FileMetaData | 
         return metadata
     except (OSError, pa.ArrowInvalid) as error:
         return first_line(error)
+
+
+def _s3_filesystem(silent_seconds: float, attempts: int) -> pafs.S3FileSystem:
+    """OUT's S3 filesystem, each attempt of a request ending after `silent_seconds` without a byte."""
+    # a delayed open uploads a file smaller than a part with one PUT, not a multipart upload's three
+    retries = pafs.AwsStandardS3RetryStrategy(max_attempts=attempts)
+    return pafs.S3FileSystem(**_s3_settings(), connect_timeout=_CONNECT_SECONDS, request_timeout=silent_seconds,
+                             allow_delayed_open=True, retry_strategy=retries)
+
+
+def _s3_endpoint() -> str:
+    """The S3 endpoint the requests go to, as the environment names it (AWS's own for the region, else)."""
+    if endpoint := os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"):
+        return endpoint
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    return f"https://s3.{region}.amazonaws.com"
 
 
 def _s3_settings() -> dict:

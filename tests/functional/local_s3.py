@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,3 +78,27 @@ def aws_environment(endpoint: str, key: str = "testing") -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextlib.contextmanager
+def silent_endpoint() -> Iterator[str]:
+    """An endpoint on 127.0.0.1 that accepts every connection and never answers (a store that hangs);
+    yields its URL, and closes it and its connections afterwards."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def take_connections():
+        with contextlib.suppress(OSError):  # the listener shut down
+            while True:
+                held.append(listener.accept()[0])
+
+    taker = threading.Thread(target=take_connections, daemon=True)
+    taker.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        listener.close()
+        taker.join(timeout=10)
+        for connection in held:
+            connection.close()

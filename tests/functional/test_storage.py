@@ -10,13 +10,13 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pyarrow as pa
 import pytest
-from spark_jobs import simulate
-from local_s3 import s3_server
+from spark_jobs import simulate, simulate_with_marts
+from local_s3 import aws_environment, s3_server, silent_endpoint
 from deltalake import DeltaTable
 
 from pipeline.errors import BaccaratError
 from pipeline.runs import read_run
-from pipeline.storage import Store
+from pipeline.storage import WAREHOUSE, Store
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -72,6 +72,83 @@ def test_plain_http_needs_aws_allow_http(cli, bucket, monkeypatch):
     monkeypatch.delenv("AWS_ALLOW_HTTP")
     status, _, err = cli("runs", "--out", bucket)
     assert status == 2 and "set AWS_ALLOW_HTTP=true" in err and err.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def warehouse(spark, tmp_path_factory) -> str:
+    """A published warehouse (of a local run), which `report` opens before it reads OUT."""
+    return str(simulate_with_marts(spark, tmp_path_factory.mktemp("warehouse"), shoes=10, partitions=1) / WAREHOUSE)
+
+
+# Every command that reads or writes OUT's tables, besides `runs`: each checks OUT as `runs` does.
+A_WAREHOUSE = "WAREHOUSE"  # given the warehouse fixture's path
+OUT_COMMANDS = [["verify"], ["vacuum"], ["marts"], ["report", "--warehouse", A_WAREHOUSE],
+                ["simulate", "--shoes", "5", "--seed", "1"], ["composition", "--run-id", "r1"],
+                ["backtest", "--run-id", "r1", "--systems", "flat"], ["run", "--shoes", "5"]]
+
+
+def given(command: list[str], warehouse: str) -> list[str]:
+    return [warehouse if argument == A_WAREHOUSE else argument for argument in command]
+
+
+@pytest.mark.parametrize("command", OUT_COMMANDS, ids=lambda command: command[0])
+def test_every_command_refuses_a_missing_bucket_and_plain_http_as_runs_does(cli, bucket, warehouse, tmp_path,
+                                                                           monkeypatch, command):
+    """`report` read the runs table before checking OUT: a missing bucket was exit 1 and S3's raw 404, plain
+    http without AWS_ALLOW_HTTP exit 1 and 'URL scheme is not allowed', where `runs` says each in one line."""
+    monkeypatch.chdir(tmp_path)
+    missing = bucket.replace("test-", "gone-")
+    assert cli(*given(command, warehouse), "--out", missing) == runs_refusal(cli, missing)
+    monkeypatch.delenv("AWS_ALLOW_HTTP")
+    assert cli(*given(command, warehouse), "--out", bucket) == runs_refusal(cli, bucket)
+    assert list(tmp_path.iterdir()) == []
+
+
+def runs_refusal(cli, out: str) -> tuple[int, str, str]:
+    refusal = cli("runs", "--out", out)
+    assert refusal[0] == 2 and refusal[1] == "" and refusal[2].count("\n") == 1, refusal
+    return refusal
+
+
+def test_report_refuses_credentials_as_runs_does(cli, warehouse, tmp_path, monkeypatch):
+    """`report` printed S3's raw 403 (`<?xml ...`) where `runs` names the refusal."""
+    monkeypatch.chdir(tmp_path)
+    with s3_server(tmp_path / "auth.log", INITIAL_NO_AUTH_ACTION_COUNT="0") as endpoint:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+        refusal = cli("runs", "--out", "s3://guarded/data")
+        assert refusal[0] == 1 and "ACCESS_DENIED" in refusal[2] and refusal[2].count("\n") == 1
+        assert cli("report", "--warehouse", warehouse, "--out", "s3://guarded/data") == refusal
+
+
+SILENT_BOUND = 30  # seconds for a command's end against a store that never answers (the bound is 10 s)
+
+
+def test_an_endpoint_that_never_answers_ends_each_command_in_one_line_naming_it(warehouse, tmp_path):
+    """An endpoint that takes connections and never answers kept `runs` 182 s, `simulate` 183 s and `report`
+    121 s, each ending in curl's 'Timeout was reached': side by side, in processes of their own."""
+    commands = [["runs"], ["report", "--warehouse", warehouse], ["simulate", "--shoes", "10", "--seed", "3"]]
+    with silent_endpoint() as endpoint, aws_environment(endpoint):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY_")}
+        started = time.monotonic()
+        running = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", *command, "--out", "s3://bucket1/data"],
+                                    env=env, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                   for command in commands]
+        ended = [_ended(process, started + SILENT_BOUND) for process in running]
+    line = f"error: s3://bucket1/data: the S3 endpoint {endpoint} did not answer within 10 s\n"
+    assert ended == [(1, "", line)] * len(commands)
+
+
+def _ended(process: subprocess.Popen, deadline: float) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=max(deadline - time.monotonic(), 0))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail(f"{' '.join(process.args[3:])} was still waiting after {SILENT_BOUND} s")
+    return process.returncode, out, err
 
 
 def test_refused_credentials_are_one_line_before_spark_starts(cli, tmp_path, monkeypatch):
