@@ -234,8 +234,8 @@ def play_session(system: System, rounds: Iterable[Round], earlier: Sequence[Roun
     ended = "incomplete"
     after = {}
     for played in rounds:
-        if shoe is None:
-            road = _shoe_so_far(earlier, played.shoe)
+        if shoe is None:  # a fixed bet reads no road: the shoe's earlier rounds are not played over again
+            road = _BigRoad() if isinstance(system.bet, str) else _shoe_so_far(earlier, played.shoe)
         elif played.shoe != shoe:
             if not system.session.span_shoes:
                 ended = "shoe_end"
