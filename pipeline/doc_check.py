@@ -31,8 +31,8 @@ def document_problems(dictionary: Path, commands: Iterable[str]) -> list[str]:
     """Every way the documents disagree with the repository, one line each (none: all is well)."""
     root = dictionary.resolve().parent.parent
     problems = _dictionary_problems(dictionary)
-    readme = root / "README.md"
-    documents = sorted(dictionary.resolve().parent.glob("*.md")) + ([readme] if readme.is_file() else [])
+    readme = _readme(dictionary)
+    documents = sorted(dictionary.resolve().parent.glob("*.md")) + ([readme] if readme else [])
     known = set(commands)
     for document in documents:
         problems += _document_problems(document, root, known)
@@ -40,9 +40,19 @@ def document_problems(dictionary: Path, commands: Iterable[str]) -> list[str]:
 
 
 def documents_checked(dictionary: Path) -> str:
-    """What document_problems reads, as the user gave the dictionary's path: `README.md and docs/`."""
-    readme = dictionary.parent.parent / "README.md"
-    return f"{readme.as_posix() + ' and ' if readme.is_file() else ''}{dictionary.parent.as_posix()}/"
+    """What document_problems reads, named from the current folder where it is below: `README.md and docs/`."""
+    readme = _readme(dictionary)
+    return f"{_shown(readme) + ' and ' if readme else ''}{_shown(dictionary.resolve().parent)}/"
+
+
+def _readme(dictionary: Path) -> Path | None:
+    """The README.md one folder above the dictionary's, the repository's root, if there is one."""
+    readme = dictionary.resolve().parent.parent / "README.md"
+    return readme if readme.is_file() else None
+
+
+def _shown(path: Path) -> str:
+    return path.relative_to(Path.cwd()).as_posix() if path.is_relative_to(Path.cwd()) else path.as_posix()
 
 
 def _dictionary_problems(dictionary: Path) -> list[str]:
