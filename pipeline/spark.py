@@ -23,7 +23,7 @@ from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.home_folders import user_folder
 from pipeline.processes import ended, groups_below
 from pipeline.spark_archive import MADE_SECONDS, DriverArchive, driver_archive, keep_made_archive
-from pipeline.spark_master import LOCAL_MASTER, check_master
+from pipeline.spark_master import LOCAL_MASTER, check_master, workers_here
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
 
@@ -93,11 +93,13 @@ def _driver_java_options(level: str) -> str:
 def launched_conf(conf, master: str, level: str, archive: DriverArchive | None = None):
     """`conf` for a driver this process launches on `master` (mapping or making `archive`). The executors'
     quick JVM is a default that a spark.executor.extraJavaOptions of spark-defaults.conf adds to (and
-    overrides, flag by flag)."""
+    overrides, flag by flag). Executors on this host (workers_here) map the archive the driver maps: the
+    same Java and class path (a worker with another Java refuses it and starts without sharing classes)."""
     conf.setMaster(master).set("spark.driver.memory", "512m")
     archived = f" {archive.java_options()}" if archive else ""
     conf.set("spark.driver.extraJavaOptions", _driver_java_options(level) + archived)
-    return conf.set("spark.executor.defaultJavaOptions", QUICK_JVM)
+    shared = archived if archive and archive.making is None and workers_here(master) else ""
+    return conf.set("spark.executor.defaultJavaOptions", QUICK_JVM + shared)
 
 
 _MAKING: list = []  # (SparkContext, DriverArchive) of a driver making its archive, while drivers end here

@@ -1,6 +1,7 @@
 """Spark masters: a --master's form checked before anything starts, and a standalone master asked
 whether it answers Spark's protocol, each wrong one in one line."""
 
+import ipaddress
 import re
 import socket
 import struct
@@ -38,6 +39,19 @@ def _standalone_addresses(master: str) -> list[tuple[str, str]]:
     """The (host, port) of each master a spark:// URL names."""
     return [(host, port) for host, _, port in (address.rpartition(":")
                                                for address in master.removeprefix("spark://").split(","))]
+
+
+def workers_here(master: str) -> bool:
+    """Whether `master` is a standalone master on a loopback address alone: only workers on this host can
+    reach it, so its executors start from this host's Java and Spark."""
+    return master.startswith("spark://") and all(_loopback(host) for host, _ in _standalone_addresses(master))
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name
+        return False
 
 
 def check_master(master: str) -> str:

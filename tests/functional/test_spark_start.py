@@ -8,8 +8,10 @@ import sys
 import time
 import zipfile
 
+import pytest
+
 from cli_process import without_progress
-from test_cluster import QUIET_DRIVER, SPARK_HOME
+from test_cluster import QUIET_DRIVER, SPARK_HOME, standalone_cluster
 
 # A real SIGINT, sent the moment pyspark has started the JVM and before it has connected to it.
 INTERRUPT_AS_THE_JVM_STARTS = """
@@ -95,6 +97,27 @@ def test_a_truncated_archive_goes_and_the_command_ends_as_without_it(tmp_path):
     assert second.returncode == 0 and not without_progress(second.stderr), second.stderr
     assert list(work.iterdir()) == [] and list((tmp_path / "logs").glob("hs_err_pid*.log"))
     assert not archive.exists()
+
+
+@pytest.mark.slow  # a standalone cluster of its own
+def test_executors_on_this_host_load_their_classes_from_the_drivers_archive(tmp_path, monkeypatch):
+    """pipeline/spark.py, launched_conf: a standalone master on 127.0.0.1 has its workers here, and their
+    executors map the archive the driver maps (Java's class-loading log of the executor's JVM says so)."""
+    env = {"BACCARAT_CACHE_DIR": str(tmp_path / "cache"), "BACCARAT_LOG_DIR": str(tmp_path / "logs")}
+    simulate = [sys.executable, "-m", "pipeline.cli", "simulate", "--shoes", "20", "--seed", "3", "--out", str(tmp_path / "out")]
+    made = subprocess.run([*simulate, "--run-id", "first"], capture_output=True, text=True, timeout=300,
+                          env=os.environ | env)
+    assert made.returncode == 0, made.stderr
+    loaded = tmp_path / "loaded"
+    loaded.mkdir()
+    monkeypatch.setenv("JDK_JAVA_OPTIONS", f"-Xlog:class+load=info:file={loaded}/%p.txt")  # the cluster's JVMs too
+    (tmp_path / "cluster").mkdir()
+    with standalone_cluster(tmp_path / "cluster", 1) as (url, cluster_env, _):
+        mapped = subprocess.run([*simulate, "--run-id", "second", "--master", url], capture_output=True, text=True,
+                                timeout=300, env=cluster_env | env)
+    assert mapped.returncode == 0, mapped.stderr
+    [executor] = [log.read_text() for log in loaded.iterdir() if "CoarseGrainedExecutorBackend " in log.read_text()]
+    assert "source: shared objects file (top)" in executor
 
 
 # A driver under spark-submit: which daemon its executors fork their Python workers from.
