@@ -131,6 +131,7 @@ def vacuum(
     records = read_runs(out.check_readable() if dry_run else out.check_readable().check_writable())
     refuse_orphans(out, orphan_runs(out, {r.run_id for r in records}),
                    " (vacuum waits for the repair: it could remove a row file no table lists)")
+    _refuse_lost_commits(out, records)
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
     tables = out.tables()
     if not tables:
@@ -142,6 +143,22 @@ def vacuum(
     if dead := out.remove_dead_temporaries(dry_run):
         print(f"{out}: {verb} {count(len(dead), 'temporary file')} of an interrupted write "
               f"(untouched for {STALE_AGE})")
+
+
+def _refuse_lost_commits(out: "Store", records: list["RunRecord"]) -> None:
+    """DamagedRun naming the first run whose commit a data table's log no longer holds (the log ends before
+    the version its row records), with verify's line and repair: vacuuming that table would remove the
+    run's files, which the repair commits again."""
+    from pipeline.runs import RUN_TABLES, DamagedRun, repair_command, uncommitted
+
+    for table in RUN_TABLES:
+        recorded = [r for r in records if table in r.versions]
+        delta = out.delta_table(table) if recorded else None
+        latest = delta.version() if delta is not None else -1
+        if lost := next((r for r in recorded if r.versions[table] > latest), None):
+            raise DamagedRun(f"run {lost.run_id!r}: {uncommitted(out, lost, table)}; repair: "
+                             f"{repair_command(out, lost)} (vacuum waits for the repair: it would remove the "
+                             "files the repair commits again)")
 
 
 CLONE_DICTIONARY = Path("docs/tables.md")

@@ -21,7 +21,8 @@ from pipeline.at_once import each_at_once
 from pipeline.atomic import replacing, temporary_name, untouched_for
 from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
-from pipeline.marts.warehouse import PUBLISHES, journal, may_be_replaced, seal, sql_list, sql_string
+from pipeline.marts.warehouse import (PUBLISHES, holds_other_data, journal, may_be_replaced, seal, sql_list,
+                                      sql_string)
 from pipeline.orphans import orphan_problem, orphan_runs
 from pipeline.runs import RUNS, DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
@@ -134,8 +135,10 @@ def check_warehouse_path(target: Path) -> Path:
         raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
     check_outside_tables(target, "the warehouse")
     if not may_be_replaced(target):
-        raise BaccaratError(f"the warehouse {target} is a file that is not a DuckDB database: it is left as it "
-                            f"is; give another path, such as {target.parent / WAREHOUSE}")
+        what = ("a DuckDB database that is not a warehouse (it holds tables, none of them a mart)"
+                if holds_other_data(target) else "a file that is not a DuckDB database")
+        raise BaccaratError(f"the warehouse {target} is {what}: it is left as it is; give another path, such as "
+                            f"{target.parent / WAREHOUSE}")
     return target
 
 

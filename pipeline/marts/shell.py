@@ -159,7 +159,8 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
                 return
     except (duckdb.Error, MemoryError) as error:
         first = rows = None  # the rows held go before the note is made
-        error.add_note(f"the {written:,} rows written before it are only part of the result")
+        rows_were = "the 1 row written before it is" if written == 1 else f"the {written:,} rows written before it are"
+        error.add_note(f"{rows_were} only part of the result")
         raise
 
 

@@ -106,11 +106,34 @@ def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBP
 PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
 
 
+WAREHOUSE_MART = "outcome_summary"  # a mart every publish holds, the layout before publishes too
+
+
 def may_be_replaced(target: Path) -> bool:
     """Whether a publish may replace what is at `target`: nothing, the link of an earlier publish, a
-    DuckDB database file, or a damaged one named `*.duckdb`; never another file a user named."""
+    DuckDB database file that is no database of the user's own, or a damaged one named `*.duckdb`; never
+    another file a user named."""
     target = Path(target).absolute()
-    return _is_publish_link(target) or not target.exists() or target.suffix == ".duckdb" or is_duckdb_file(target)
+    if _is_publish_link(target) or not target.exists():
+        return True
+    return (target.suffix == ".duckdb" or is_duckdb_file(target)) and not holds_other_data(target)
+
+
+def holds_other_data(path: Path) -> bool:
+    """Whether `path` is a DuckDB database that opens and holds tables or views, none of them the mart every
+    publish holds: a database of the user's own (`--warehouse ~/analytics.duckdb`), not a warehouse. One
+    that does not open (damaged, or held by a writer) is not known to be."""
+    if not is_duckdb_file(path):
+        return False
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        names = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    finally:
+        con.close()
+    return bool(names) and WAREHOUSE_MART not in names
 
 
 def _is_publish_link(path: Path) -> bool:

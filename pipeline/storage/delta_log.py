@@ -64,17 +64,18 @@ class DeltaLog:
         return None
 
     def _commit_problem(self, table: str, name: str) -> str | None:
-        """What keeps a reader from a commit of the log, None when it is JSON lines of actions."""
+        """What keeps a reader from a commit of the log, None when it is JSON lines of actions; one with no
+        action at all is a file left empty (every writer records at least its commitInfo)."""
         try:
             with self.filesystem.open_input_stream(self.fs_path(table, DELTA_LOG, name)) as stream:
-                for line in stream.read().decode().splitlines():
-                    if line.strip() and not isinstance(json.loads(line), dict):
-                        raise ValueError("not an action")
+                lines = [line for line in stream.read().decode().splitlines() if line.strip()]
+            if not all(isinstance(json.loads(line), dict) for line in lines):
+                raise ValueError("not an action")
         except (UnicodeDecodeError, ValueError):
             return "is not a Delta commit (JSON lines)"
         except (OSError, pa.ArrowException) as error:
             return f"is not readable ({first_line(error)})"
-        return None
+        return None if lines else "is empty (no actions)"
 
     def set_log_aside(self, table: str) -> str | None:
         """Move the entries of a table's log from its first damaged entry on into a sibling folder,

@@ -96,3 +96,15 @@ def test_the_memory_cap_holds_only_within_and_never_loosens_a_lower_limit():
             assert resource.getrlimit(resource.RLIMIT_DATA) == lower
     finally:
         resource.setrlimit(resource.RLIMIT_DATA, before)
+
+
+def test_a_query_stopped_after_its_one_row_said_the_1_rows_written_before_it_are(capsys, monkeypatch):
+    """'the 1 rows written before it are only part of the result': the count and its noun agree."""
+    def one_row_then_stopped(reader):
+        yield next(reader)
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr(shell, "_batches", one_row_then_stopped)
+    with pytest.raises(BaccaratError, match="; the 1 row written before it is only part of the result"):
+        shell.run_one(duckdb.connect(), Bounds(timeout=60), "SELECT 1 AS x")
+    assert capsys.readouterr().out == "x\n1\n"
