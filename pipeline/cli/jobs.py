@@ -250,6 +250,20 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
         print(f"its exact odds before each round are removed: run `baccarat composition {where}`")
     if forgotten.sessions:
         print(f"its betting-system sessions are removed: run `baccarat backtest {where} --systems ...`")
+    _published_again(forgotten)
+
+
+def _forget_stale_marts(out: "Store", run_id: str, command: str) -> None:
+    from pipeline.marts.replaced import forget_stale_marts
+
+    if forgotten := forget_stale_marts(out, run_id, command):
+        where = shlex.join(["--run-id", run_id, "--out", out.uri])
+        print(f"the run's {command} marts, built from the rows these replaced, are removed: "
+              f"`baccarat marts {where}` builds them anew")
+        _published_again(forgotten)
+
+
+def _published_again(forgotten) -> None:
     if forgotten.warehouse is not None:
         for line in forgotten.left_out:
             print(f"warning: {line}", file=sys.stderr)
@@ -290,6 +304,7 @@ def composition(
           f"{count(result['rounds'], 'round')}, {count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
           f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
           f"{', '.join(result['counts']) or 'none'}")
+    _forget_stale_marts(out, run_id, "composition")
 
 
 def backtest(
@@ -331,6 +346,7 @@ def backtest(
     print(f"committed sessions of run {run_id!r}: {count(result['sessions'], 'session')}, "
           f"{count(len(result['files']), 'file')} in {time.monotonic() - started:.1f} s; version {result['version']} "
           f"of {out.location(backtest_job.SESSIONS)}")
+    _forget_stale_marts(out, run_id, "backtest")
 
 
 def _system_names(systems: list[str]) -> list[str]:

@@ -98,17 +98,19 @@ def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) 
                                  conform(mart, name, run), schema, transaction)
 
 
-def drop_marts(out: Store, run_id: str) -> None:
-    """Remove a run's rows from every mart: they describe a run that an overwrite replaced."""
+def drop_marts(out: Store, run_id: str, names: tuple[str, ...] = EVERY_MART) -> bool:
+    """Remove a run's rows from the marts `names` (by default every mart): they describe rows of the run
+    that were replaced. Returns whether any of them held the run's rows."""
     dropped = int(datetime.now(UTC).timestamp() * 1000)
-    each_at_once(lambda name: _drop(out, name, run_id, dropped), EVERY_MART)
+    return any(each_at_once(lambda name: _drop(out, name, run_id, dropped), names))
 
 
-def _drop(out: Store, name: str, run_id: str, when: int) -> None:
+def _drop(out: Store, name: str, run_id: str, when: int) -> bool:
     table = contract(name).table
-    if run_id in out.run_ids(table):
+    if held := run_id in out.run_ids(table):
         out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
                              (f"baccarat-marts:{run_id}", when))
+    return held
 
 
 def read_shoe_rounds(out: Store, run: RunRecord, shoe_id: int, columns: list[str]) -> pl.DataFrame:
