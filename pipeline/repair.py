@@ -3,6 +3,7 @@ and the contracts) and repairing it: a damaged log is set aside from its first d
 runs whose recorded files still verify are committed again (docs/repair.md)."""
 
 import shlex
+import time
 from dataclasses import asdict
 
 import pyarrow.parquet as pq
@@ -172,6 +173,22 @@ def repair_logs(store: Store, tables: list[str]) -> list[str]:
     return set_logs_aside(store, damaged_logs(store, tables))
 
 
+def _drop_rows_of_lost_files(store: Store) -> list[str]:
+    """Drop from the runs table each run's row whose file is missing or of another size than its log
+    records (deleted by hand, lost with a disk): no reader can read the runs table past it. Its run is
+    then one the runs table lost (pipeline/orphans.py): its row committed again from another row file of
+    it, or the run dealt again."""
+    done = []
+    for run_id in sorted(store.run_ids(RUNS)):
+        files = store.partition_files(RUNS, run_id)
+        if lost := [f for f, _ in missized_files(store, files)]:
+            store.commit_partition(RUNS, run_id, [f for f in files if f not in lost], contract(RUNS).table_schema(()),
+                                   (f"baccarat-repair:{run_id}", time.time_ns() // 1_000_000))
+            done.append(f"run {run_id!r}: its row file {store.location(lost[0]['path'])} is missing or damaged: "
+                        f"its row is dropped from {store.location(RUNS)}")
+    return done
+
+
 def _restore_runs_rows(store: Store) -> list[str]:
     """Commit again, for each run with no committed row, its newest row file whose listed rounds and
     shoes files all verify (their size, SHA-256 and contract): rows a set-aside log had committed, or a
@@ -189,11 +206,12 @@ def _restore_runs_rows(store: Store) -> list[str]:
 
 
 def repair_data_tables(store: Store) -> list[str]:
-    """Set aside the damaged part of the logs of rounds, shoes, banque_rounds and runs, commit again the
-    runs rows lost (in a set-aside or deleted log: their row files are left), then every run's files of
+    """Set aside the damaged part of the logs of rounds, shoes, banque_rounds and runs, drop the runs rows
+    whose row file is lost, commit again the runs rows lost (in a set-aside or deleted log: their row
+    files are left), then every run's files of
     each table its row lists (rounds and shoes, or banque_rounds), where the table no longer holds them and
     they all verify (their size and SHA-256); returns a line for each thing done."""
-    done = repair_logs(store, [*RUN_TABLES, RUNS]) + _restore_runs_rows(store)
+    done = repair_logs(store, [*RUN_TABLES, RUNS]) + _drop_rows_of_lost_files(store) + _restore_runs_rows(store)
     for run in read_runs(store):
         for table in run.versions:
             if uncommitted(store, run, table) and not run_problems(store, run.only(table), checksums=True,

@@ -244,6 +244,32 @@ def test_runs_the_runs_table_lost_are_found_by_verify_and_repaired_as_it_says(cl
     assert cli("marts", "--run-id", "first", "--out", store_uri, "--warehouse", tmp_path / "warehouse.duckdb")[0] == 0
 
 
+def test_a_committed_row_file_deleted_is_dropped_by_the_repair_verify_names_and_its_run_dealt_again(
+        cli, store_uri, clean, two_runs_on_disk):
+    """No reader could read the runs table past a row file its log adds and that is gone, and the repair
+    verify named failed on it too (exit 1): nothing made verify pass. The repair now drops that row first;
+    the run, then one the runs table lost with no row file left, is dealt again by the same command."""
+    store = Store.parse(store_uri)
+    pafs.copy_files(str(two_runs_on_disk), store.fs_path(), destination_filesystem=store.filesystem)
+    second = _run_bytes(store, "second")
+    [row_file] = store.partition_files("runs", "first")
+    store.filesystem.delete_file(store.fs_path(row_file["path"]))
+    status, out, err = cli("verify", "--out", store_uri)
+    assert status == 1 and err == "" and out.startswith(f"{store.location(row_file['path'])}: missing"), out
+    repair = shlex.split(out.splitlines()[0].rpartition("; repair: ")[2])
+    assert repair == ["baccarat", *_command(store_uri, SECOND), "--overwrite"], out  # the run with a row left
+    status, out, err = cli(*repair[1:])
+    assert (status, err) == (0, ""), err
+    assert f"run 'first': its row file {store.location(row_file['path'])} is missing or damaged: its row is " \
+           f"dropped from {store.location('runs')}" in out.splitlines()
+    status, out, _ = cli("verify", "--out", store_uri)  # now a run the runs table lost, with no row file left
+    assert status == 1 and out.startswith("run 'first': the rounds and shoes tables hold its rows"), out
+    assert cli(*_repair(out.splitlines()[0], FIRST)[1:])[0] == 0
+    assert cli("verify", "--out", store_uri) == (
+        0, f"verified 2 runs in {store_uri}: every log, file and contract checks out\n", "")
+    assert _run_bytes(store, "first") == clean[0] and _run_bytes(store, "second") == second
+
+
 def _table_files(store: Store) -> dict[str, object]:
     """Every file of the rounds and shoes tables (data and log), with the time it was last written."""
     found = [info for table in DATA_TABLES
