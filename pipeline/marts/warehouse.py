@@ -5,6 +5,7 @@
 import hashlib
 import os
 import re
+import shlex
 from pathlib import Path
 
 import duckdb
@@ -52,7 +53,13 @@ def check_seal(path: Path, published: Path) -> None:
     sealed = published.with_name(published.name + SEAL)
     if sealed.is_file() and sealed.read_text(encoding="ascii").strip() != _sha256(published):
         raise WorldFailure(f"the warehouse {path} was changed after it was published (its SHA-256 is not the "
-                           "one the publish recorded); it is not read: publish again with `baccarat marts`")
+                           f"one the publish recorded); it is not read: {_publish_again(path)}")
+
+
+def _publish_again(path: Path) -> str:
+    """What publishes the warehouse at `path` again; the warehouse does not record the OUT it was built from."""
+    return (f"publish it again with `baccarat marts --out OUT --warehouse {shlex.quote(str(path))}`, OUT the "
+            "folder or URI it was published from")
 
 
 def _sha256(path: Path) -> str:
@@ -94,7 +101,7 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
 def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBPyConnection:
     if journal(published).exists():
         raise WorldFailure(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
-                            "client opened the file read-write); it is not read: publish again with `baccarat marts`")
+                            f"client opened the file read-write); it is not read: {_publish_again(path)}")
     check_seal(path, published)
     try:
         return duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",
@@ -168,12 +175,12 @@ def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailur
         return BaccaratError(f"warehouse {path} cannot be opened within the memory limit ({reason}): give "
                              "--memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more")
     if re.search(r"\block", reason.lower()):  # not the "block" of other errors
-        hint = "another process holds it open for writing: end that process, or publish again with `baccarat marts`"
+        hint = f"another process holds it open for writing: end that process, or {_publish_again(path)}"
     elif "different configuration" in reason:  # DuckDB opens a file once per process, with one configuration
         hint = ("this process has it open in another connection with other bounds (threads, memory_limit, "
                 "max_temp_directory_size) or settings: give every connection of the process the same bounds")
     else:
-        hint = f"it is damaged or not a warehouse: publish it again with `baccarat marts --warehouse {path}`"
+        hint = f"it is damaged or not a warehouse: {_publish_again(path)}"
     return WorldFailure(f"warehouse {path} cannot be opened ({reason}); {hint}")
 
 

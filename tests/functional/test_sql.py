@@ -125,7 +125,7 @@ def test_a_damaged_warehouse_is_a_failure_of_the_world_with_a_hint_to_publish_ag
     (tmp_path / WAREHOUSE).write_bytes(content)
     status, out, err = cli("sql", "--out", tmp_path, "SELECT 1")
     assert status == 1 and out == "" and err.count("\n") == 1 and message in err, err
-    assert f"publish it again with `baccarat marts --warehouse {tmp_path / WAREHOUSE}`" in err
+    assert f"publish it again with `baccarat marts --out OUT --warehouse {tmp_path / WAREHOUSE}`, OUT the " in err
     assert (tmp_path / WAREHOUSE).read_bytes() == content and sorted(tmp_path.iterdir()) == [tmp_path / WAREHOUSE]
 
 
