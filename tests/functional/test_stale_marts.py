@@ -8,10 +8,11 @@ import pytest
 from deltalake import DeltaTable
 from spark_jobs import simulate_with_marts
 
-from pipeline.marts.replaced import BUILT_FROM
+from pipeline.marts.inputs import COMPOSITION_MARTS, SYSTEM_MARTS
 from pipeline.schemas import contract
 
 RUN = "stale-s5-n12"
+BUILT_FROM = {"composition": COMPOSITION_MARTS, "backtest": SYSTEM_MARTS}
 
 
 def warehouse_rows(out, query: str) -> list[tuple]:
@@ -25,11 +26,11 @@ def committed_runs_of(out, mart: str) -> set[str]:
 
 def assert_forgotten(out, command: str, printed: str) -> None:
     """The run's marts built from `command`'s rows are gone from the Delta tables and the warehouse."""
+    for mart in BUILT_FROM[command]:
+        assert warehouse_rows(out, f"SELECT count(*) FROM {mart} WHERE run_id = '{RUN}'") == [(0,)], mart
+        assert RUN not in committed_runs_of(out, mart), mart
     assert f"the run's {command} marts, built from the rows these replaced, are removed" in printed
     assert f"published {out / 'warehouse.duckdb'} again" in printed
-    for mart in BUILT_FROM[command]:
-        assert RUN not in committed_runs_of(out, mart), mart
-        assert warehouse_rows(out, f"SELECT count(*) FROM {mart} WHERE run_id = '{RUN}'") == [(0,)], mart
 
 
 @pytest.fixture
