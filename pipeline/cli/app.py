@@ -236,18 +236,23 @@ def _command_status(argv: list[str]) -> int:
             raise
         return _interrupted()
     except typer.TyperException as error:  # bad arguments, as click words them (less pydantic's "Value error, ")
-        print(f"error: {error.format_message().replace(': Value error, ', ': ')}", file=sys.stderr)
+        _error(error.format_message().replace(": Value error, ", ": "))
         return 2
     except PipelineError as error:  # bad input: 2; a failure of the world (a full disk, a store, ...): 1
-        print(f"error: {error}", file=sys.stderr)
+        _error(str(error))
         return error.exit_status
     except OSError as error:  # what no command words itself, such as output to a full disk (`> /dev/full`)
-        where = f": {error.filename}" if error.filename else ""
-        print(f"error: {error.strerror or error}{where}", file=sys.stderr)
+        _error(f"{error.strerror or error}{f': {error.filename}' if error.filename else ''}")
         return 1
     if result == INTERRUPTED:  # typer's answer to a Ctrl-C it caught, which no command returns itself
         return _interrupted()
     return result if isinstance(result, int) else 0
+
+
+def _error(message: str) -> None:
+    """The one line of an error, whatever it quotes: a line break in a path, a name or a query given
+    (`--out $'data\\nmore'`) is written as \\n."""
+    print("error: " + message.replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)
 
 
 def _interrupted() -> int:
