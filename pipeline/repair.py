@@ -64,7 +64,7 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
             return []  # their files are checked run by run
         files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held))
     except StorageError as error:
-        return [f"{error}; repair: {_table_repair(store, table)}"]
+        return [f"{error.problem}; repair: {_table_repair(store, table)}"]
     return [f"{store.location(f['path'])}: {'missing' if size is None else f'{size:,} bytes'}, its log records "
             f"{f['size']:,} bytes; repair: {_table_repair(store, table)}"
             for f, size in missized_files(store, files)]
@@ -114,9 +114,9 @@ def _added_problems(store: Store, run: RunRecord, reported: set[str]) -> list[st
         try:
             files = store.partition_files(table, run.run_id, checksums=True)
         except StorageError as error:
-            if str(error) not in reported:  # a commit a reader does not need may still fail the checksums' read
-                reported.add(str(error))
-                problems.append(f"{error}; repair: {_table_repair(store, table)}")
+            if error.problem not in reported:  # a commit a reader does not need may still fail the checksums' read
+                reported.add(error.problem)
+                problems.append(f"{error.problem}; repair: {_table_repair(store, table)}")
             continue
         problems += added_problems(store, run, table, files)
     return problems

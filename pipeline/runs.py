@@ -317,7 +317,7 @@ def uncommitted(store: Store, run: RunRecord, table: str) -> str | None:
         if recorded <= latest and listed == [f["path"] for f in store.partition_files(table, run.run_id, recorded)]:
             return None  # an overwrite that failed after this table's commit: the run's own version holds them
     except StorageError as error:
-        return str(error)
+        return error.problem
     lost = (f" (its log ends at version {latest}, before the run's commit, version {recorded})" if latest >= 0
             else " (the table has no log)")
     return f"the {table} table does not hold the files its runs row lists" + (lost if recorded > latest else "")

@@ -83,10 +83,10 @@ class DeltaTables:
     def _unreadable(self, table: str, version: int | None, error: Exception) -> StorageError:
         """Why deltalake cannot read a table (at `version`): a damaged log entry, or a version not there."""
         if damaged := self.damaged_log_entry(table):
-            return DamagedLog(table, *damaged)
+            return DamagedLog(table, *damaged, self.uri)
         if version is not None:
             return StorageError(f"table {table!r} has no readable version {version} ({first_line(error)})")
-        return DamagedLog(table, self.location(table, DELTA_LOG), first_line(error))
+        return DamagedLog(table, self.location(table, DELTA_LOG), first_line(error), self.uri)
 
     def tables(self) -> list[str]:
         """The Delta tables under OUT (see table_names), those that exist."""

@@ -2,6 +2,7 @@
 
 import itertools
 import re
+import shlex
 
 from pipeline.errors import WorldFailure
 
@@ -11,14 +12,25 @@ _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 class StorageError(WorldFailure):
     """The store refused or failed an operation (missing bucket, refused credentials, I/O)."""
 
+    @property
+    def problem(self) -> str:
+        """What is wrong, without what to run about it (verify adds its own repair)."""
+        return str(self)
+
 
 class DamagedLog(StorageError):
-    """A table's log that deltalake cannot read past an entry (missing, or not a commit)."""
+    """A table's log that deltalake cannot read past an entry (missing, or not a commit), in OUT `out`:
+    the message names the command that gives its repair (`problem` is the message without it)."""
 
-    def __init__(self, table: str, entry: str, what: str):
-        super().__init__(f"the log of table {table!r} is damaged: {entry}: {what}")
+    def __init__(self, table: str, entry: str, what: str, out: str):
+        self._problem = f"the log of table {table!r} is damaged: {entry}: {what}"
+        super().__init__(f"{self._problem}; `baccarat verify --out {shlex.quote(out)}` names its repair")
         self.table = table
         self.entry = entry
+
+    @property
+    def problem(self) -> str:
+        return self._problem
 
 
 class CommitConflict(StorageError):
