@@ -16,7 +16,7 @@ from pipeline.orphans import commit_row, newest_row, orphan_problem, orphan_runs
 from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_problem, failing_checksums, missized_files,
                            read_runs, repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
-from pipeline.storage import DamagedLog, StorageError, Store
+from pipeline.storage import DamagedLog, StorageError, Store, data_file
 
 ROUND_EV = contract("round_ev").table
 SESSIONS = contract("sessions").table
@@ -178,13 +178,16 @@ def _drop_rows_of_lost_files(store: Store) -> list[str]:
     records (deleted by hand, lost with a disk): no reader can read the runs table past it. Its run is
     then one the runs table lost (pipeline/orphans.py): its row committed again from another row file of
     it, or the run dealt again."""
+    held = sorted(store.run_ids(RUNS))
+    files = store.committed_files(RUNS, held)  # one read of the log and one size check for every run
+    lost = [f for f, _ in missized_files(store, files)]
     done = []
-    for run_id in sorted(store.run_ids(RUNS)):
-        files = store.partition_files(RUNS, run_id)
-        if lost := [f for f, _ in missized_files(store, files)]:
-            store.commit_partition(RUNS, run_id, [f for f in files if f not in lost], contract(RUNS).table_schema(()),
+    for run_id in held:
+        own = [f for f in files if f["path"].startswith(data_file(RUNS, run_id, ""))]
+        if gone := [f for f in own if f in lost]:
+            store.commit_partition(RUNS, run_id, [f for f in own if f not in gone], contract(RUNS).table_schema(()),
                                    (f"baccarat-repair:{run_id}", time.time_ns() // 1_000_000))
-            done.append(f"run {run_id!r}: its row file {store.location(lost[0]['path'])} is missing or damaged: "
+            done.append(f"run {run_id!r}: its row file {store.location(gone[0]['path'])} is missing or damaged: "
                         f"its row is dropped from {store.location(RUNS)}")
     return done
 
