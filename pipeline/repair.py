@@ -158,6 +158,7 @@ def _unreadable(store: Store, table: str) -> bool:
 
 def damaged_logs(store: Store, tables: list[str]) -> list[str]:
     """Those of `tables` whose log deltalake cannot read (nothing written: see set_logs_aside)."""
+    tables = store.possible_tables(tables)
     unreadable = each_at_once(lambda table: _unreadable(store, table), tables)
     return [table for table, damaged in zip(tables, unreadable) if damaged]
 

@@ -79,10 +79,12 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> Non
     except StorageError as error:
         raise StorageError(f"the marts of run {run.run_id!r} were not committed: {error}") from None
 
+    droppable = _possible_marts(run.out, [name for name in COMPOSITION_MARTS + SYSTEM_MARTS if name not in tables])
+
     def commit(name: str) -> None:
         if name in tables:
             _commit(run, name, tables[name], built)
-        elif name in COMPOSITION_MARTS + SYSTEM_MARTS:
+        elif name in droppable:
             _drop(run.out, name, run.run_id, built)
 
     each_at_once(commit, EVERY_MART)
@@ -102,7 +104,13 @@ def drop_marts(out: Store, run_id: str, names: tuple[str, ...] = EVERY_MART) -> 
     """Remove a run's rows from the marts `names` (by default every mart): they describe rows of the run
     that were replaced. Returns whether any of them held the run's rows."""
     dropped = int(datetime.now(UTC).timestamp() * 1000)
-    return any(each_at_once(lambda name: _drop(out, name, run_id, dropped), names))
+    return any(each_at_once(lambda name: _drop(out, name, run_id, dropped), _possible_marts(out, names)))
+
+
+def _possible_marts(out: Store, names) -> list[str]:
+    """Those of the marts `names` whose tables may exist (Store.possible_tables)."""
+    possible = set(out.possible_tables([contract(name).table for name in names]))
+    return [name for name in names if contract(name).table in possible]
 
 
 def _drop(out: Store, name: str, run_id: str, when: int) -> bool:
@@ -200,7 +208,9 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
 
 
 def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, RunRecord]) -> None:
-    files = each_at_once(lambda name: out.committed_files(contract(name).table, runs), EVERY_MART)
+    possible = _possible_marts(out, EVERY_MART)
+    files = each_at_once(lambda name: out.committed_files(contract(name).table, runs) if name in possible else [],
+                         EVERY_MART)
     marts = {name: [out.reader_path(f["path"]) for f in held] for name, held in zip(EVERY_MART, files)}
     with out.duckdb_connection() as con, _read_here(out, [path for files in marts.values() for path in files]) as here:
         con.execute(f"SET file_search_path = {sql_string(str(base))}")

@@ -88,6 +88,18 @@ class DeltaTables:
             return StorageError(f"table {table!r} has no readable version {version} ({first_line(error)})")
         return DamagedLog(table, self.location(table, DELTA_LOG), first_line(error), self.uri)
 
+    def possible_tables(self, tables: list[str]) -> list[str]:
+        """Those of `tables` whose folder exists, in order: the others are not tables yet. One listing of
+        each parent folder, where looking for each table's log is a request of its own on an object store."""
+        folders = set()
+        for parent in {table.rpartition("/")[0] for table in tables}:
+            with self._errors("is not readable"):
+                found = self.filesystem.get_file_info(
+                    pafs.FileSelector(self.fs_path(*[parent] if parent else []), allow_not_found=True))
+            folders |= {f"{parent}/{info.base_name}".lstrip("/") for info in found
+                        if info.type == pafs.FileType.Directory}
+        return [table for table in tables if table in folders]
+
     def tables(self) -> list[str]:
         """The Delta tables under OUT (see table_names), those that exist."""
         return [name for name in self.table_names() if self.delta_table(name) is not None]
@@ -177,7 +189,7 @@ class DeltaTables:
         uri = self.location(table)
         paths = sorted(f["path"] for f in files)
         self._check_files_there(uri, paths)
-        delta, committed_version = None, None
+        delta, committed_version = self._last_read(table, run_id, paths), None
         for attempt in range(COMMIT_ATTEMPTS):
             try:
                 if delta is None:
@@ -201,6 +213,15 @@ class DeltaTables:
             except (DeltaError, OSError, pa.ArrowException) as error:
                 raise StorageError(f"commit to {uri} failed: {first_line(error)}") from None
         raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
+
+    def _last_read(self, table: str, run_id: str, paths: list[str]):
+        """The table as this command last read it (keeping_tables_open), to commit the run's files on: a
+        racer's commit since then fails ours, which is then made again on the new snapshot. None, to read
+        the table as it is now, when there is none or it holds these very files for the run."""
+        delta = self._kept(table)
+        if delta is None or [f["path"] for f in self._files_in(delta, table, [run_id])] == paths:
+            return None
+        return delta
 
     def _holds_checksums(self, delta, table: str, run_id: str, files: list[dict]) -> bool:
         """Whether the run's committed files (those of `files`) have the SHA-256 `files` carry recorded: a

@@ -20,9 +20,10 @@ from pipeline.jobs import run_job
 from pipeline.marts import cluster
 from pipeline.marts import partials as partials_module
 from pipeline.marts.engines import Engine, build_marts
-from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, load_run
+from pipeline.marts.inputs import COMPOSITION_MARTS, MARTS, SYSTEM_MARTS, load_run
 from pipeline.marts.partials import plan_ranges
 from pipeline.runs import read_run
+from pipeline.schemas import contract
 from pipeline.storage import Store
 
 
@@ -177,3 +178,21 @@ def test_one_process_held_a_whole_local_run_in_one_range(bucket_run, cli, tmp_pa
                              "--warehouse", tmp_path / f"{out.scheme}.duckdb")
         assert status == 0, err
     assert set(planned) == {(False, 3), (True, 3)}  # 60 shoes: the marts and the composition marts alike
+
+
+def test_the_marts_ask_nothing_of_the_tables_no_run_has_made(bucket_run, cli, s3_log, tmp_path):
+    """The run has no sessions rows, so no system mart table exists: one listing of the marts' folder
+    tells them apart, where looking for each table's log was a request at each step (the checks, the
+    commits and the warehouse), a listing each on an object store."""
+    in_bucket, _ = bucket_run
+    copy = _copy_of(in_bucket)
+    absent = [contract(name).table for name in SYSTEM_MARTS]
+    assert not copy.possible_tables(absent)
+    served_before = len(s3_log.read_text().splitlines())
+    status, _, err = cli("marts", "--out", copy, "--run-id", in_bucket.record.run_id,
+                         "--warehouse", tmp_path / "w.duckdb")
+    assert status == 0, err
+    served = s3_log.read_text().splitlines()[served_before:]
+    assert not [line for line in served if any(f"/{table}/" in line for table in absent)]
+    assert set(copy.possible_tables([contract(name).table for name in MARTS])) == \
+        {contract(name).table for name in MARTS}

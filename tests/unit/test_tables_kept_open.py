@@ -17,11 +17,11 @@ def commit(store: Store, run_id: str, shoe: int) -> None:
 
 
 def test_a_table_kept_open_is_the_same_one_brought_up_to_date_with_another_writers_commits(tmp_path):
-    store, other_writer = Store.parse(str(tmp_path)), Store.parse(str(tmp_path))
+    store = Store.parse(str(tmp_path))
     commit(store, "first", 1)
     with store.keeping_tables_open():
         opened = store.delta_table("rounds")
-        commit(other_writer, "second", 2)  # as another process would: outside this command's tables
+        as_another_process(store, "second", 2)
         again = store.delta_table("rounds")
         assert again is opened and again.version() == 2
         assert store.run_ids("rounds") == {"first", "second"}
@@ -52,3 +52,58 @@ def test_a_table_whose_log_is_set_aside_is_opened_anew(tmp_path):
         reopened = store.delta_table("rounds")
         assert reopened is not opened and reopened.version() == 1
         assert store.run_ids("rounds") == {"run0"}
+
+
+def run_files(store: Store, run_id: str) -> list[str]:
+    return [f["path"].rsplit("/", 1)[1] for f in store.partition_files("rounds", run_id)]
+
+
+def as_another_process(store: Store, run_id: str, shoe: int) -> None:
+    """A commit outside the command's tables: a new thread starts with none kept open."""
+    thread = threading.Thread(target=commit, args=(Store.parse(store.uri), run_id, shoe))
+    thread.start()
+    thread.join()
+
+
+def test_a_commit_on_the_table_as_last_read_lands_on_another_writers_commit_of_another_run(tmp_path):
+    store = Store.parse(str(tmp_path))
+    commit(store, "first", 1)
+    with store.keeping_tables_open():
+        opened = store.delta_table("rounds")
+        as_another_process(store, "second", 2)
+        assert opened.version() == 1
+        commit(store, "first", 3)  # on version 1, which delta-rs finds is not the newest: made again on 2
+        assert opened.version() == 3
+    assert run_files(store, "first") == ["part-3.parquet"] and run_files(store, "second") == ["part-2.parquet"]
+
+
+def test_a_commit_on_the_table_as_last_read_replaces_another_writers_commit_of_the_same_run(tmp_path):
+    store = Store.parse(str(tmp_path))
+    commit(store, "first", 1)
+    with store.keeping_tables_open():
+        store.delta_table("rounds")
+        as_another_process(store, "first", 2)
+        commit(store, "first", 3)
+    assert run_files(store, "first") == ["part-3.parquet"]
+
+
+def test_files_the_table_as_last_read_holds_already_are_committed_again_once_another_writer_replaced_them(tmp_path):
+    store = Store.parse(str(tmp_path))
+    commit(store, "first", 1)
+    with store.keeping_tables_open():
+        opened = store.delta_table("rounds")  # holds part-1 for the run
+        as_another_process(store, "first", 2)
+        commit(store, "first", 1)  # the same file again: known committed only on the table as it is now
+        assert opened.version() == 3
+    assert run_files(store, "first") == ["part-1.parquet"]
+
+def test_the_possible_tables_are_those_whose_folder_exists(tmp_path):
+    store = Store.parse(str(tmp_path))
+    commit(store, "first", 1)
+    (tmp_path / "marts" / "streaks").mkdir(parents=True)
+    (tmp_path / "marts" / "road_cells").write_text("a file, not a folder")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "marts" / "shoe_summary").symlink_to(tmp_path / "elsewhere")
+    asked = ["shoes", "rounds", "marts/perfect_play", "marts/streaks", "marts/road_cells", "marts/shoe_summary"]
+    assert store.possible_tables(asked) == ["rounds", "marts/streaks", "marts/shoe_summary"]
+    assert Store.parse(str(tmp_path / "nothing")).possible_tables(asked) == []
