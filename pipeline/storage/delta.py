@@ -62,7 +62,7 @@ class DeltaTables:
     def delta_table(self, table: str, version: int | None = None):
         """The Delta table OUT/<table> (at `version`), or None when it does not exist yet."""
         from deltalake import DeltaTable
-        from deltalake.exceptions import DeltaError
+        from deltalake.exceptions import DeltaError, TableNotFoundError
 
         uri = self.location(table)
         self._check_log(table)
@@ -71,10 +71,13 @@ class DeltaTables:
                 if version is None and (delta := self._kept(table)) is not None:
                     delta.update_incremental()
                     return delta
-                if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
-                    return None
+                # opened at once: looking for a commit in its log first is one more round trip to a store
                 delta = DeltaTable(uri, version=version, storage_options=self.storage_options)
+            except TableNotFoundError:  # no commit in its log, or no log
+                return None
             except DeltaError as error:
+                if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+                    return None  # a log holding no commit, such as one left with a checkpoint hint alone
                 raise self._unreadable(table, version, error) from None
         if version is None:
             self._keep(table, delta)

@@ -1,0 +1,50 @@
+"""Store.delta_table opens a table at once, with no request first to look for a commit in its log (on an
+object store a round trip of its own), and still tells a table from a folder that is none yet and from a
+damaged log. No JVM."""
+
+import shutil
+
+import pyarrow as pa
+import pytest
+
+from pipeline.storage import DamagedLog, Store
+from pipeline.storage.delta_log import DELTA_LOG, LAST_CHECKPOINT
+
+SCHEMA = pa.schema({"shoe_id": pa.int64(), "run_id": pa.string()})
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    store = Store.parse(str(tmp_path))
+    for shoe in range(2):
+        store.write_and_commit("rounds", f"run{shoe}", f"part-{shoe}.parquet", pa.table({"shoe_id": [shoe]}),
+                               SCHEMA, ("test", shoe))
+    return store
+
+
+def test_a_table_opens_at_its_newest_version_and_at_an_older_one(store):
+    assert store.delta_table("rounds").version() == 2
+    assert store.delta_table("rounds", version=1).version() == 1
+
+
+@pytest.mark.parametrize("what", ["no folder", "a folder of files", "an empty log", "a checkpoint hint alone"])
+def test_what_holds_no_commit_is_no_table_yet(store, tmp_path, what):
+    log = tmp_path / "rounds" / DELTA_LOG
+    if what == "no folder":
+        shutil.rmtree(tmp_path / "rounds")
+    elif what == "a folder of files":
+        shutil.rmtree(log)
+    else:
+        shutil.rmtree(log)
+        log.mkdir()
+        if what == "a checkpoint hint alone":
+            (log / LAST_CHECKPOINT).write_text('{"version": 0, "size": 1}')
+    assert store.delta_table("rounds") is None
+
+
+def test_a_missing_first_commit_and_a_version_not_there_are_errors_not_absent_tables(store, tmp_path):
+    with pytest.raises(Exception, match="no readable version 7"):
+        store.delta_table("rounds", version=7)
+    (tmp_path / "rounds" / DELTA_LOG / f"{0:020d}.json").unlink()
+    with pytest.raises(DamagedLog, match="commit 0 of 2 is missing"):
+        store.delta_table("rounds")
