@@ -4,6 +4,7 @@ later open, so that on an object store the command reads each commit of a table'
 import threading
 
 import pyarrow as pa
+import pytest
 
 from pipeline.at_once import each_at_once
 from pipeline.storage import Store
@@ -16,9 +17,15 @@ def commit(store: Store, run_id: str, shoe: int) -> None:
                            ("test", shoe))
 
 
-def test_a_table_kept_open_is_the_same_one_brought_up_to_date_with_another_writers_commits(tmp_path):
+@pytest.fixture
+def store(tmp_path) -> Store:
+    """A store whose rounds table holds run "first" (its file part-1)."""
     store = Store.parse(str(tmp_path))
     commit(store, "first", 1)
+    return store
+
+
+def test_a_table_kept_open_is_the_same_one_brought_up_to_date_with_another_writers_commits(store):
     with store.keeping_tables_open():
         opened = store.delta_table("rounds")
         as_another_process(store, "second", 2)
@@ -65,9 +72,7 @@ def as_another_process(store: Store, run_id: str, shoe: int) -> None:
     thread.join()
 
 
-def test_a_commit_on_the_table_as_last_read_lands_on_another_writers_commit_of_another_run(tmp_path):
-    store = Store.parse(str(tmp_path))
-    commit(store, "first", 1)
+def test_a_commit_on_the_table_as_last_read_lands_on_another_writers_commit_of_another_run(store):
     with store.keeping_tables_open():
         opened = store.delta_table("rounds")
         as_another_process(store, "second", 2)
@@ -77,9 +82,7 @@ def test_a_commit_on_the_table_as_last_read_lands_on_another_writers_commit_of_a
     assert run_files(store, "first") == ["part-3.parquet"] and run_files(store, "second") == ["part-2.parquet"]
 
 
-def test_a_commit_on_the_table_as_last_read_replaces_another_writers_commit_of_the_same_run(tmp_path):
-    store = Store.parse(str(tmp_path))
-    commit(store, "first", 1)
+def test_a_commit_on_the_table_as_last_read_replaces_another_writers_commit_of_the_same_run(store):
     with store.keeping_tables_open():
         store.delta_table("rounds")
         as_another_process(store, "first", 2)
@@ -87,9 +90,7 @@ def test_a_commit_on_the_table_as_last_read_replaces_another_writers_commit_of_t
     assert run_files(store, "first") == ["part-3.parquet"]
 
 
-def test_files_the_table_as_last_read_holds_already_are_committed_again_once_another_writer_replaced_them(tmp_path):
-    store = Store.parse(str(tmp_path))
-    commit(store, "first", 1)
+def test_files_the_table_as_last_read_holds_already_are_committed_again_once_another_writer_replaced_them(store):
     with store.keeping_tables_open():
         opened = store.delta_table("rounds")  # holds part-1 for the run
         as_another_process(store, "first", 2)

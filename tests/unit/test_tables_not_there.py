@@ -4,26 +4,20 @@ damaged log. No JVM."""
 
 import shutil
 
-import pyarrow as pa
 import pytest
+from test_empty_log_commits import store_of_three_runs
 
 from pipeline.storage import DamagedLog, Store
 from pipeline.storage.delta_log import DELTA_LOG, LAST_CHECKPOINT
 
-SCHEMA = pa.schema({"shoe_id": pa.int64(), "run_id": pa.string()})
-
 
 @pytest.fixture
 def store(tmp_path) -> Store:
-    store = Store.parse(str(tmp_path))
-    for shoe in range(2):
-        store.write_and_commit("rounds", f"run{shoe}", f"part-{shoe}.parquet", pa.table({"shoe_id": [shoe]}),
-                               SCHEMA, ("test", shoe))
-    return store
+    return store_of_three_runs(tmp_path)  # versions 0 (the table made) to 3
 
 
 def test_a_table_opens_at_its_newest_version_and_at_an_older_one(store):
-    assert store.delta_table("rounds").version() == 2
+    assert store.delta_table("rounds").version() == 3
     assert store.delta_table("rounds", version=1).version() == 1
 
 
@@ -46,5 +40,5 @@ def test_a_missing_first_commit_and_a_version_not_there_are_errors_not_absent_ta
     with pytest.raises(Exception, match="no readable version 7"):
         store.delta_table("rounds", version=7)
     (tmp_path / "rounds" / DELTA_LOG / f"{0:020d}.json").unlink()
-    with pytest.raises(DamagedLog, match="commit 0 of 2 is missing"):
+    with pytest.raises(DamagedLog, match="commit 0 of 3 is missing"):
         store.delta_table("rounds")
