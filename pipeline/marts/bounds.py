@@ -135,18 +135,21 @@ class Bounds:
         """Where this process's queries spill."""
         return self.temp_directory / _spill_of(os.getpid())
 
-    def timeout_message(self, *notes: str) -> str:
-        """The one line for a query stopped at its timeout, with `notes` on what became of it."""
+    def timeout_message(self, *notes: str, late: bool = False) -> str:
+        """The one line for a query stopped at its timeout (or `late`: whose result came after it), with
+        `notes` on what became of it."""
         more = "--timeout SECONDS" if "timeout" in self.options else f"{ENVIRONMENT['timeout']}=SECONDS"
-        return "; ".join([f"the query was stopped after {self.timeout:g} s, its statement timeout "
-                          f"({self.given_by('timeout')})", *notes, f"give it more time with {more}"])
+        what = "the query's result came after" if late else "the query was stopped after"
+        return "; ".join([f"{what} {self.timeout:g} s, its statement timeout ({self.given_by('timeout')})",
+                          *notes, f"give it more time with {more}"])
 
     @contextlib.contextmanager
-    def timed(self, con: "duckdb.DuckDBPyConnection") -> Iterator[None]:
+    def timed(self, con: "duckdb.DuckDBPyConnection") -> Iterator[list[str]]:
         """Run the block's queries on `con` within the timeout: past it, DuckDB's query is interrupted and
         the block ends in a one-line BaccaratError, which carries the notes of DuckDB's error (what of the
         result was written: pipeline/marts/shell.py), even when the query ended all the same (DuckDB saw
-        no interrupt while it folded constants); the connection stays usable."""
+        no interrupt while it folded constants): then with the notes the block added to the list it is
+        given (what it wrote); the connection stays usable."""
         import duckdb
 
         expired, ended = threading.Event(), threading.Event()
@@ -159,8 +162,9 @@ class Bounds:
         timer = threading.Timer(self.timeout, expire)
         timer.daemon = True
         timer.start()
+        if_late: list[str] = []
         try:
-            yield
+            yield if_late
         except duckdb.InterruptException as error:
             if not expired.is_set():
                 raise
@@ -169,7 +173,7 @@ class Bounds:
             ended.set()
             timer.cancel()
         if expired.is_set():  # DuckDB ended the query without seeing an interrupt: its result came too late
-            raise BaccaratError(self.timeout_message())
+            raise BaccaratError(self.timeout_message(*if_late, late=True))
 
 
 def _option(name: str) -> str:

@@ -124,10 +124,10 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
     """Refuse all but queries, then run and show it within the bounds; DuckDB's errors in one line, a
     damaged or missing file under a view as a failure of the world."""
     try:
-        with bounds.timed(con):
+        with bounds.timed(con) as if_late:
             refuse_all_but_queries(con, sql)
-            if (result := con.sql(sql)) is not None:
-                show_result(result)  # a query runs here, and may fail here
+            if (result := con.sql(sql)) is not None and (written := show_result(result)) is not None:
+                if_late.append(f"{_rows_written(written)} the whole result")  # a query runs in show_result
     except duckdb.Error as error:
         failure = WorldFailure if failed_on_the_data(error) else BaccaratError
         raise failure("; ".join([error_with_hint(error), *getattr(error, "__notes__", ())])) from None
@@ -137,14 +137,15 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
                                        *getattr(error, "__notes__", ())])) from None
 
 
-def show_result(result: duckdb.DuckDBPyRelation) -> None:
+def show_result(result: duckdb.DuckDBPyRelation) -> int | None:
     """On a terminal, DuckDB's box, cut to fit the screen; anywhere else (a pipe, a file, a cron log)
     every row and every column whole, tab-separated under a header line, as it is fetched, until the
     reader leaves (`| head`): then the query stops, as nothing would read the rest. A query that fails
-    once rows were written (its timeout, `> file`) fails with a note saying so: the file is not its result."""
+    once rows were written (its timeout, `> file`) fails with a note saying so: the file is not its result.
+    Returns how many rows were written: the whole result; None for the box or a reader gone."""
     if sys.stdout.isatty():
         result.show(max_width=200, max_rows=200)
-        return
+        return None
     batches = _python_rows(_batches(result.to_arrow_reader(ROWS_PER_FETCH)))
     first = next(batches, None)  # a query that fails on its first rows, or cannot hold them, prints nothing
     writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
@@ -156,12 +157,18 @@ def show_result(result: duckdb.DuckDBPyRelation) -> None:
             sys.stdout.flush()
             written += len(rows)
             if _reader_gone():
-                return
+                return None  # nobody reads the rest, or a note on it
     except (duckdb.Error, MemoryError) as error:
         first = rows = None  # the rows held go before the note is made
-        rows_were = "the 1 row written before it is" if written == 1 else f"the {written:,} rows written before it are"
-        error.add_note(f"{rows_were} only part of the result")
+        error.add_note(f"{_rows_written(written, 'before it')} only part of the result")
         raise
+    return written
+
+
+def _rows_written(count: int, when: str = "") -> str:
+    """'the 1 row written is', 'the 2 rows written before it are': a note's subject and verb agreeing."""
+    words = ["the", f"{count:,}", "row" if count == 1 else "rows", "written", when, "is" if count == 1 else "are"]
+    return " ".join(word for word in words if word)
 
 
 def _python_rows(batches: Iterator) -> Iterator[list[tuple]]:

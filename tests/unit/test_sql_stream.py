@@ -108,3 +108,32 @@ def test_a_query_stopped_after_its_one_row_said_the_1_rows_written_before_it_are
     with pytest.raises(BaccaratError, match="; the 1 row written before it is only part of the result"):
         shell.run_one(duckdb.connect(), Bounds(timeout=60), "SELECT 1 AS x")
     assert capsys.readouterr().out == "x\n1\n"
+
+
+
+class DeafConnection:
+    """A DuckDB connection whose query no interrupt reaches, as one DuckDB is folding constants for."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self._con = con
+
+    def interrupt(self) -> None:
+        pass
+
+    def cursor(self) -> "DeafConnection":
+        return DeafConnection(self._con.cursor())
+
+    def __getattr__(self, name: str):
+        return getattr(self._con, name)
+
+
+def test_a_whole_result_written_after_the_timeout_said_the_query_was_stopped(capsys):
+    """A result that came after the timeout (`sql --timeout 1e-9 'SELECT 1'`): the command wrote it whole,
+    then said only 'the query was stopped'. The line now says the result came late and that what was
+    written is all of it; the status is still the timeout's."""
+    con = DeafConnection(duckdb.connect())
+    with pytest.raises(BaccaratError) as late:
+        shell.run_one(con, Bounds(timeout=0.001), "SELECT count(*) AS n FROM range(400000000)")
+    assert capsys.readouterr().out == "n\n400000000\n"
+    assert str(late.value) == ("the query's result came after 0.001 s, its statement timeout (the default); the 1 "
+                               "row written is the whole result; give it more time with BACCARAT_SQL_TIMEOUT=SECONDS")
