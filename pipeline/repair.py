@@ -165,8 +165,9 @@ def damaged_logs(store: Store, tables: list[str]) -> list[str]:
 
 def set_logs_aside(store: Store, tables: list[str]) -> list[str]:
     """Set aside the damaged part of the logs of `tables`; a line for each."""
-    return [f"the damaged log of {store.location(table)} is set aside in {store.set_log_aside(table)}"
-            for table in tables]
+    # a log another command set aside meanwhile is whole: nothing is said of it
+    return [f"the damaged log of {store.location(table)} is set aside in {aside}"
+            for table in tables if (aside := store.set_log_aside(table))]
 
 
 def repair_logs(store: Store, tables: list[str]) -> list[str]:

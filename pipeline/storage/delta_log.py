@@ -46,14 +46,16 @@ class DeltaLog:
                 if info.type == pafs.FileType.File and _LOG_ENTRY.fullmatch(info.base_name)}
 
     def damaged_log_entry(self, table: str) -> tuple[str, str] | None:
-        """The first entry of a table's log that a reader cannot get past, and what is wrong with it: a
-        commit missing between the newest checkpoint and the newest commit, or one that is not JSON
-        lines; None when every entry a reader needs is whole."""
+        """The first entry of a table's log that a reader cannot get past, and what is wrong with it: the
+        newest checkpoint when it is not Parquet, else a commit missing between it and the newest commit,
+        or one that is not JSON lines; None when every entry a reader needs is whole."""
         entries = self._log_entries(table)
         commits = sorted(version for name, version in entries.items() if name.endswith(".json"))
         if not commits:
             return None
         checkpoints = [v for name, v in entries.items() if name.endswith(".parquet") and v <= commits[-1]]
+        if checkpoints and (damaged := self._damaged_checkpoint(table, max(checkpoints), entries)):
+            return damaged
         for version in range(max(checkpoints, default=-1) + 1, commits[-1] + 1):
             name = f"{version:020d}.json"
             where = self.location(table, DELTA_LOG, name)
@@ -61,6 +63,14 @@ class DeltaLog:
                 return where, f"commit {version} of {commits[-1]} is missing"
             if problem := self._commit_problem(table, name):
                 return where, f"commit {version} {problem}"
+        return None
+
+    def _damaged_checkpoint(self, table: str, version: int, entries: dict[str, int]) -> tuple[str, str] | None:
+        """The first file of checkpoint `version` of the log that is not Parquet, and why."""
+        parts = sorted(name for name, at in entries.items() if at == version and name.endswith(".parquet"))
+        for name, footer in zip(parts, self.parquet_footers([f"{table}/{DELTA_LOG}/{name}" for name in parts])):
+            if isinstance(footer, str):
+                return self.location(table, DELTA_LOG, name), f"checkpoint {version} is not a readable Parquet file ({footer})"
         return None
 
     def _commit_problem(self, table: str, name: str) -> str | None:
@@ -78,22 +88,32 @@ class DeltaLog:
         return None if lines else "is empty (no actions)"
 
     def set_log_aside(self, table: str) -> str | None:
-        """Move the entries of a table's log from its first damaged entry on into a sibling folder,
-        `<table>/_delta_log.damaged-<time>`, so that the table reads as its last whole version (none when
-        version 0 is the damaged one); returns that folder, or None when the log is whole. Files the
-        moved commits added stay where they are: the runs' recorded, verified files are committed
-        again by pipeline.repair."""
-        damaged = self.damaged_log_entry(table)
-        if damaged is None:
-            return None
-        self._keep(table, None)
-        first = int(damaged[0].rsplit("/", 1)[1][:20])
-        aside = f"{DELTA_LOG}.damaged-{int(time.time() * 1000)}"
-        moved = [name for name, version in self._log_entries(table).items() if version >= first]
+        """Move the damaged entries of a table's log into a sibling folder, `<table>/_delta_log.damaged-<time>`,
+        until the log is whole: a damaged checkpoint alone (its commits are kept: see TABLE_CONFIGURATION),
+        else every entry from the first damaged commit on, so that the table reads as its last whole
+        version (none when version 0 is the damaged one). Returns that folder, or None when the log is
+        whole. Files the moved commits added stay where they are: the runs' recorded, verified files are
+        committed again by pipeline.repair."""
+        aside, moved_any = f"{DELTA_LOG}.damaged-{int(time.time() * 1000)}", False
+        while (damaged := self.damaged_log_entry(table)) is not None:
+            self._keep(table, None)
+            self._move_aside(table, self._damaged_part(table, damaged[0].rsplit("/", 1)[1]), aside)
+            moved_any = True
+        return self.location(table, aside) if moved_any else None
+
+    def _damaged_part(self, table: str, damaged: str) -> list[str]:
+        """The entries to set aside for the damaged entry named `damaged`: a checkpoint's files, or every
+        entry from a commit on."""
+        version, entries = int(damaged[:20]), self._log_entries(table)
+        if damaged.endswith(".parquet"):
+            return [name for name, at in entries.items() if at == version and name.endswith(".parquet")]
+        return [name for name, at in entries.items() if at >= version]
+
+    def _move_aside(self, table: str, names: list[str], aside: str) -> None:
+        """Move the log entries `names` (and the checkpoint hint, which may name one of them) to `aside`."""
         with self._errors(f"cannot set the damaged log of table {table!r} aside"):
             if self.file_sizes([f"{table}/{DELTA_LOG}/{LAST_CHECKPOINT}"])[0] is not None:
-                moved.append(LAST_CHECKPOINT)  # it may name a checkpoint set aside
+                names = [*names, LAST_CHECKPOINT]
             self.filesystem.create_dir(self.fs_path(table, aside))
-            for name in sorted(moved, reverse=True):  # the newest first: the log has no gap meanwhile
+            for name in sorted(names, reverse=True):  # the newest first: the log has no gap meanwhile
                 self.filesystem.move(self.fs_path(table, DELTA_LOG, name), self.fs_path(table, aside, name))
-        return self.location(table, aside)
