@@ -44,12 +44,13 @@ def runs(
 
 
 def _list_runs(out: "Store", records: list["RunRecord"], as_json: bool) -> None:
-    from pipeline.marts.inputs import MARTS
-    from pipeline.schemas import contract
+    from pipeline.marts.held import runs_in_marts
 
-    with_marts = out.run_ids(contract(MARTS[0]).table) if records else set()
-    # a banque run has no marts to build (they read one-hand rounds): None
-    marts = {r.run_id: r.run_id in with_marts if "rounds" in r.versions else None for r in records}
+    held = list(runs_in_marts(out).values() if records else []) or [set()]
+    # built: every mart holds the run (verify names a mart that lost its rows); a banque run has no marts
+    # to build (they read one-hand rounds): None
+    marts = {r.run_id: all(r.run_id in runs for runs in held) if "rounds" in r.versions else None for r in records}
+    partly = {r.run_id for r in records if marts[r.run_id] is False and any(r.run_id in runs for runs in held)}
     if as_json:
         for record in records:
             print(json.dumps(record.summary() | {"marts": marts[record.run_id]}))
@@ -59,10 +60,13 @@ def _list_runs(out: "Store", records: list["RunRecord"], as_json: bool) -> None:
                       "started", "ended"), left=frozenset({"run id", "rules", "marts", versions, "started", "ended"}))
     for r in records:
         table.add(r.run_id, r.rules, str(r.seed), f"{r.shoes:,}", f"{r.rounds:,}",
-                  {True: "built", False: "none", None: "-"}[marts[r.run_id]],
+                  "incomplete" if r.run_id in partly else {True: "built", False: "none", None: "-"}[marts[r.run_id]],
                   ", ".join(map(str, r.versions.values())), r.started_at.isoformat(), r.ended_at.isoformat())
     show(table)
-    for run_id in [run_id for run_id, built in marts.items() if built is False]:
+    for run_id in sorted(partly):
+        print(f"run {run_id!r} has only some of its marts (a mart table's log or folder removed?): `baccarat verify "
+              f"--out {out.uri}` names them")
+    for run_id in [run_id for run_id, built in marts.items() if built is False and run_id not in partly]:
         print(f"run {run_id!r} has no marts (not built yet, or removed by `simulate --overwrite`): the warehouse "
               f"leaves it out, its rounds and shoes too, until `baccarat marts "
               f"{shlex.join(['--run-id', run_id, '--out', out.uri])}`")
@@ -76,10 +80,13 @@ def verify(
 ) -> int:
     """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
     records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
+    from pipeline.marts.held import lost_mart_rows
     from pipeline.repair import verify_store
     from pipeline.runs import check_run_id
 
-    problems, runs_checked = verify_store(out.check_readable(), [check_run_id(r) for r in run_id or []])
+    run_ids = [check_run_id(r) for r in run_id or []]
+    problems, runs_checked = verify_store(out.check_readable(), run_ids)
+    problems += lost_mart_rows(out, run_ids)
     if not problems and not runs_checked and all(out.delta_table(table) is None for table in out.table_names()):
         raise _no_table(out, "verify")
     temporaries = out.temporaries()

@@ -2,6 +2,7 @@
 refuse the run naming the repair command, and `simulate --overwrite` (the command verify names) deals
 it again into a run byte-identical to a clean one (docs/repair.md)."""
 
+import json
 import os
 import shlex
 import shutil
@@ -380,3 +381,25 @@ def test_readers_refuse_a_damaged_run_naming_the_file_and_the_repair(cli, tmp_pa
         status, out, err = cli(*command)
         assert status == 1 and err.count("\n") == 1 and damaged in err and repair in err, (command, err)
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("removed", ["log", "folder"])
+def test_a_mart_table_that_lost_its_runs_rows_is_named_by_verify_until_marts_builds_them(
+        cli, two_runs_on_disk, tmp_path, removed):
+    """A mart table's log (or its folder) removed by hand: verify passed, runs said 'built', and `marts
+    --run-id` built that run alone there, the other run's rows lost without a word (a new user's trial)."""
+    out = tmp_path / "store"
+    shutil.copytree(two_runs_on_disk, out)
+    assert cli("marts", "--out", out)[0] == 0
+    shutil.rmtree(out / "marts" / "bet_performance" / (DELTA_LOG if removed == "log" else ""))
+    status, stdout, _ = cli("verify", "--out", out)
+    assert status == 1 and stdout == (f"table {out}/marts/bet_performance holds no rows of 2 runs the other marts hold, "
+                                      f"such as 'first' (its log or its folder removed?); repair: baccarat marts "
+                                      f"--out {out}\n")
+    assert [json.loads(line)["marts"] for line in cli("runs", "--out", out, "--json")[1].splitlines()] == [False] * 2
+    assert " incomplete " in cli("runs", "--out", out)[1]
+    assert cli("marts", "--out", out, "--run-id", "first")[0] == 0
+    status, stdout, _ = cli("verify", "--out", out)
+    assert status == 1 and "holds no rows of 1 run the other marts hold, such as 'second'" in stdout
+    assert cli("marts", "--out", out)[0] == 0
+    assert cli("verify", "--out", out)[0] == 0
