@@ -3,21 +3,25 @@ of their tables hold and another does not lost its rows there: a table's log or 
 Every such table is the next `marts` without --run-id's to build again: one with --run-id builds that run
 alone there, and the others stay lost."""
 
+from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import MARTS
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
 
 
 def runs_in_marts(out: Store) -> dict[str, set[str]]:
-    """The runs each mart of MARTS holds, by mart; a table whose log cannot be read is left out (verify names
-    it on a line of its own)."""
-    held = {}
-    for name in MARTS:
-        try:
-            held[name] = out.run_ids(contract(name).table)
-        except StorageError:
-            continue
-    return held
+    """The runs each mart of MARTS holds, by mart, their tables read side by side (on an object store a
+    request for each commit since a table's checkpoint); a table whose log cannot be read is left out
+    (verify names it on a line of its own)."""
+    held = each_at_once(lambda name: _run_ids(out, contract(name).table), MARTS)
+    return {name: runs for name, runs in zip(MARTS, held) if runs is not None}
+
+
+def _run_ids(out: Store, table: str) -> set[str] | None:
+    try:
+        return out.run_ids(table)
+    except StorageError:
+        return None
 
 
 def lost_mart_rows(out: Store, run_ids: list[str] | None = None) -> list[str]:
