@@ -108,6 +108,9 @@ class RiskAnswer:
         return self.wagered.scaled(self.edge)
 
 
+_MOST_DIGITS = 1000  # a number's exponent past which units() refuses it (Fraction would build a huge integer)
+
+
 def units(text: str, option: str) -> Fraction:
     """A number of units given on the command line, e.g. 1000 or 12.5."""
     try:
@@ -116,6 +119,10 @@ def units(text: str, option: str) -> Fraction:
         raise BaccaratError(f"{option} must be a number of units, got {text!r}") from None
     if not value.is_finite():
         raise BaccaratError(f"{option} must be a number of units, got {text!r}")
+    if value and abs(value.adjusted()) > _MOST_DIGITS:
+        # Fraction(Decimal('1e99999999')) builds a 330-million-bit integer: the command hung for minutes
+        raise BaccaratError(f"{option} must be a number of units between 10^-{_MOST_DIGITS} and 10^{_MOST_DIGITS} "
+                            f"in size, got {text!r}")
     return Fraction(value)
 
 

@@ -169,6 +169,11 @@ def test_json_carries_every_value_with_its_bound(capsys):
     (["--bet", "player", "--bankroll", "1e400", "--goal", "1"], "bankroll plus goal is at most 10,000 units"),
     (["--bet", "player", "--bankroll", "-1e400", "--goal", "1"], "--bankroll must be a positive number"),
     (["--bet", "player", "--bankroll", "10", "--goal", "1e-400"], "--goal must be a positive number"),
+    # a huge exponent hung the command for minutes (Fraction(Decimal('1e99999999')) is a 330-million-bit integer)
+    (["--bet", "player", "--bankroll", "10", "--goal", "1e99999999"], "--goal must be a number of units between"),
+    (["--bet", "player", "--bankroll", "1e-99999999", "--goal", "1"], "--bankroll must be a number of units between"),
+    (["--bet", "player", "--bankroll", "10", "--goal", "10", "--system", "martingale", "--table-max", "1e99999999"],
+     "--table-max must be a number of units between"),
     (["--bet", "banker", "--bankroll", "1000", "--goal", "1000", "--system", "martingale"],
      "a chain of 39,980 states, too many to solve in a few seconds"),
 ])
