@@ -141,6 +141,11 @@ def check_warehouse_path(target: Path) -> Path:
     outside the tables; else a one-line error. Nothing is created (`baccarat run` checks it before it
     deals: `run --warehouse /tmp` committed the run, then refused the folder)."""
     target = Path(target).absolute()
+    if "?" in str(target):
+        # DuckDB names the write-ahead log by putting '.wal' before the first '?' ('/a?b/w.duckdb' has
+        # '/a.wal?b/w.duckdb'), so its first commit fails: marts committed the marts, then exited 1
+        raise BaccaratError(f"the warehouse {target}: DuckDB cannot write a database whose path holds '?': "
+                            "give another path (--warehouse), or another folder")
     if not target.name or target.is_dir():
         raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
     check_outside_tables(target, "the warehouse")

@@ -80,6 +80,11 @@ def parse_location(text: str) -> str:
 def _local_folder(path: Path) -> str:
     """A local folder's absolute path; deltalake would read a '%' with two hex digits in it ('%20') as an
     escaped character and commit to another folder than the one its files are in, so such a path is refused."""
+    if "\\" in str(path):
+        # deltalake reads a backslash as a '/': simulate wrote its files under the folder and its commit under
+        # another, failed (exit 1) and left a log that verify called damaged
+        raise BaccaratError(f"{str(path)!r}: a local folder whose path holds a backslash cannot hold Delta tables "
+                            "(deltalake reads it as '/'): choose another folder")
     if _ESCAPE.search(str(path)):
         raise BaccaratError(f"{str(path)!r}: a local folder whose path holds '%' and two hex digits cannot hold "
                             "Delta tables (deltalake reads them as an escaped character): choose another folder")

@@ -58,3 +58,12 @@ def test_verify_of_a_folder_holding_no_table_said_every_log_file_and_contract_ch
     assert (status, out) == (2, "") and err == f"error: no table in {tmp_path}: nothing to verify (is --out the " \
                                                "folder or URI of the tables?)\n"
     assert sorted(tmp_path.iterdir()) == [tmp_path / "notes.txt"]
+
+
+def test_a_local_folder_with_a_backslash_left_a_log_verify_called_damaged(cli, tmp_path):
+    """`simulate --out 'back\\x'` wrote its files under back\\x, its commit under back/x (deltalake reads a
+    backslash as '/'), failed (exit 1) and left a log whose repair, simulate again, failed the same way."""
+    status, out, err = cli("simulate", "--shoes", "5", "--seed", "1", "--out", tmp_path / "back\\x")
+    assert (status, out, err.count("\n")) == (2, "", 1) and "backslash" in err, err
+    assert list(tmp_path.iterdir()) == []
+

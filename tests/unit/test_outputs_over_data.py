@@ -48,7 +48,8 @@ def test_solve_wrote_its_strategies_into_a_delta_table(cli, data, folder):
 
 
 @pytest.mark.parametrize(("given", "said"), [("{tmp}", "is a folder"), ("{tmp}/notes.txt", "not a DuckDB database"),
-                                             ("{tmp}/data/rounds/w.duckdb", "is within the Delta table")])
+                                             ("{tmp}/data/rounds/w.duckdb", "is within the Delta table"),
+                                             ("{tmp}/q?x/w.duckdb", "whose path holds '?'")])
 def test_run_with_a_warehouse_it_cannot_publish_dealt_and_committed_the_run_first(cli, tmp_path, given, said):
     """`baccarat run --warehouse /tmp` committed the run, then refused the folder: a bad input that
     wrote. The warehouse is checked before Spark starts (this tier has no JVM), and nothing is written."""
