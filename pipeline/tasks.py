@@ -93,6 +93,8 @@ def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
 # What Spark says when an executor's Python (PYSPARK_PYTHON) could not start a worker: the line it printed.
 _WORKER_FAILED_TO_START = re.compile(r"Error from python worker:\s*\n\s*(.+)")
+# PYSPARK_PYTHON naming no program that can run (a path that does not exist, a file not executable)
+_WORKER_CANNOT_RUN = re.compile(r'java\.io\.IOException: (Cannot run program "[^"\n]*": error=\d+, [^\n]+)')
 
 
 def _failure_message(text: str) -> str | None:
@@ -101,6 +103,8 @@ def _failure_message(text: str) -> str | None:
     package or a module it imports; None for any other failure (a bug)."""
     if started := _WORKER_FAILED_TO_START.search(text):
         return _lacking(f"Spark's Python workers could not start ({started.group(1).strip()})")
+    if cannot := _WORKER_CANNOT_RUN.search(text):
+        return _lacking(f"Spark's Python workers could not start ({cannot.group(1).strip()})")
     lines = _EXCEPTION_LINE.findall(text)
     if not lines:
         return None
