@@ -53,6 +53,13 @@ def check_data_folder(folder: Path) -> None:
     if (folder / "_delta_log").is_dir():
         raise BaccaratError(f"{folder} is a Delta table, not a data folder: give the folder that holds its "
                             f"tables, --out {folder.parent}")
+    top, folders = _table_layout()
+    for name in (*top, *folders):
+        # every command listed or read it as a folder and ended in status 1 ('Cannot list directory ...: Not a
+        # directory'), simulate too, which writes no mart
+        if (folder / name).is_file():
+            raise BaccaratError(f"{folder / name} is a file where the folder of the {name!r} tables belongs: "
+                                "move it away")
 
 
 class Layout:

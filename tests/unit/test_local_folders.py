@@ -67,3 +67,15 @@ def test_a_local_folder_with_a_backslash_left_a_log_verify_called_damaged(cli, t
     assert (status, out, err.count("\n")) == (2, "", 1) and "backslash" in err, err
     assert list(tmp_path.iterdir()) == []
 
+
+
+@pytest.mark.parametrize("name", ["marts", "shoes"])
+@pytest.mark.parametrize("command", [["runs"], ["verify"], ["vacuum"], ["simulate", "--shoes", "5", "--seed", "1"]])
+def test_a_file_where_a_table_folder_belongs_was_a_failure_of_the_world(cli, tmp_path, name, command):
+    """A file named `marts` (or `shoes`) in OUT: every command, simulate too, ended in status 1 with the
+    listing's errno ('Cannot list directory .../marts ... Not a directory'); it is bad input, 2, in one line."""
+    (tmp_path / name).write_text("kept\n")
+    status, out, err = cli(*command, "--out", tmp_path)
+    assert (status, out) == (2, "")
+    assert err == f"error: {tmp_path / name} is a file where the folder of the {name!r} tables belongs: move it away\n"
+    assert [p.name for p in tmp_path.iterdir()] == [name] and (tmp_path / name).read_text() == "kept\n"
