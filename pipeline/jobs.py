@@ -22,7 +22,7 @@ from pipeline.orphans import commit_row, dealt_with, lost_files, orphan_problem,
 from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEntry, RunRecord, commit_run,
                            failing_checksums, missized_files, read_run, repair_command, run_problems)
 from pipeline.spark import ended_with_its_workers
-from pipeline.storage import StorageError, Store
+from pipeline.storage import PartitionTaken, StorageError, Store
 from pipeline.tasks import KEY_LENGTH, content_key, part_key, run_ranges
 
 def new_tag() -> str:
@@ -166,9 +166,21 @@ def already_committed(plan: JobPlan, overwrite: bool, report: Callable[[str], No
             return not (missized_files(plan.out, files) or failing_checksums(plan.out, files))
         return _sound(plan, record, overwrite)
     if held is not None and plan.overwrite_needed and not overwrite:
-        raise BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters "
-                            "(use --overwrite to replace it, or another --run-id)")
+        raise _taken(plan)
     return False
+
+
+def _taken(plan: JobPlan, when: str = "") -> BaccaratError:
+    return BaccaratError(f"{plan.what} already exists in {plan.out} with different parameters{when} "
+                         "(use --overwrite to replace it, or another --run-id)")
+
+
+def _may_replace(plan: JobPlan, overwrite: bool) -> Callable[[list[str]], bool] | None:
+    """Which of a run's files the plan's commits may replace, when not any: files of its own parameters."""
+    if overwrite or not plan.overwrite_needed:
+        return None
+    key = content_key(plan.parameters())
+    return lambda paths: all(part_key(path) == key for path in paths)
 
 
 def run_task(plan: JobPlan, settings: list[str], first: int, last: int,
@@ -196,8 +208,10 @@ def _interrupted(context, plan: JobPlan) -> None:
 
 
 def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,
-            on_again: Callable[[int], Callable[[int, int], None]] | None = None) -> Any:
-    """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it.
+            on_again: Callable[[int], Callable[[int, int], None]] | None = None, overwrite: bool = False) -> Any:
+    """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it. Without
+    `overwrite`, rows of other parameters that another command committed under its run id meanwhile
+    refuse it (as already_committed refuses them at the start).
 
     on_progress(shoes_done, rows_done) is called on the driver about ten times a second while the
     plan's tasks run; on_again(shoes), when the plan's settled() runs tasks again over ranges of that
@@ -229,13 +243,16 @@ def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | No
              for r in results for entry in r["files"]]
     _check_written(plan, files)
     transaction = (f"{plan.application}:{plan.run_id}", int(started.timestamp() * 1000))
+    may_replace = _may_replace(plan, overwrite)
     try:
         versions = {table: plan.out.commit_partition(table, plan.run_id, [f for f in files if f["table"] == table],
-                                                     plan.table_schema(table), transaction)
+                                                     plan.table_schema(table), transaction, may_replace)
                     for table in plan.tables}
         result = plan.result(Written(results, files, versions, started, datetime.now(UTC), context.master))
         if plan.in_runs:
             commit_run(plan.out, result)
+    except PartitionTaken:
+        raise _taken(plan, ", committed by another command while this one ran") from None
     except StorageError as error:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
     return result

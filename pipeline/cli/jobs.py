@@ -87,10 +87,10 @@ def _rate(per_second: float, rows: str = "rounds") -> str:
     return f"{per_second:,.0f} {rows}/s"
 
 
-def _run_on_spark(plan, master: str | None, what: str, shoes: int,
-                  default_partitions: Callable[[int, int], int], rows: str = "rounds") -> dict:
+def _run_on_spark(plan, master: str | None, what: str, shoes: int, default_partitions: Callable[[int, int], int],
+                  rows: str = "rounds", overwrite: bool = False) -> dict:
     """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress
-    (the speed in `rows`, what a row of the plan's first table is)."""
+    (the speed in `rows`, what a row of the plan's first table is; `overwrite`: as jobs.run_job's)."""
     from pipeline.jobs import run_job
     from pipeline.spark import spark_context
 
@@ -106,7 +106,7 @@ def _run_on_spark(plan, master: str | None, what: str, shoes: int,
         return reporters[-1]
 
     try:
-        return run_job(context, plan, reporters[0], again)
+        return run_job(context, plan, reporters[0], again, overwrite)
     finally:
         reporters[-1].close()
 
@@ -195,7 +195,7 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
         print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
         return plan.run_id
     started = time.monotonic()
-    record = _run_on_spark(plan, master, f"simulate {plan.run_id}", shoes, job.default_partitions)
+    record = _run_on_spark(plan, master, f"simulate {plan.run_id}", shoes, job.default_partitions, overwrite=overwrite)
     _summary(record, out, time.monotonic() - started)
     if replacing:
         _forget_replaced_run(out, plan.run_id)
@@ -216,7 +216,7 @@ def _simulate_banque(rule_set, shoes: int, seed: int, run_id: str | None, out: "
         print(f"run {run.run_id!r} is already committed with these parameters in {table}: nothing to do")
         return run.run_id
     started = time.monotonic()
-    result = _run_on_spark(plan, master, f"simulate {run.run_id}", shoes, banque_job.default_partitions)
+    result = _run_on_spark(plan, master, f"simulate {run.run_id}", shoes, banque_job.default_partitions, overwrite=overwrite)
     print(f"committed banque run {run.run_id!r}: {run.shoes:,} shoes, {result.rounds:,} rounds in "
           f"{time.monotonic() - started:.1f} s; {table} version {result.versions[banque_job.TABLE]}")
     return run.run_id

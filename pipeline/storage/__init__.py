@@ -16,7 +16,7 @@ from pipeline.storage.adapters import DELTA_TIMEOUTS, EngineAdapters
 from pipeline.storage.delta import (COMMIT_ATTEMPTS, MAX_RETENTION_HOURS, MIN_RETENTION_HOURS, TABLE_CONFIGURATION,
                                     DeltaTables)
 from pipeline.storage.delta_log import DELTA_LOG, LAST_CHECKPOINT, DeltaLog
-from pipeline.storage.errors import CommitConflict, DamagedLog, StorageError, first_line
+from pipeline.storage.errors import CommitConflict, DamagedLog, PartitionTaken, StorageError, first_line
 from pipeline.storage.files import STALE_AGE, STALE_SECONDS, DataFiles, HashingStream
 from pipeline.storage.layout import Layout, data_file, partition_column
 from pipeline.storage.location import OBJECT_STORE_SCHEMES, WAREHOUSE, Location, parquet_footer
@@ -24,7 +24,7 @@ from pipeline.storage.location import OBJECT_STORE_SCHEMES, WAREHOUSE, Location,
 __all__ = [
     "COMMIT_ATTEMPTS", "DELTA_LOG", "DELTA_TIMEOUTS", "LAST_CHECKPOINT", "MAX_RETENTION_HOURS", "MIN_RETENTION_HOURS",
     "OBJECT_STORE_SCHEMES", "STALE_AGE", "STALE_SECONDS", "TABLE_CONFIGURATION", "WAREHOUSE", "CommitConflict",
-    "DamagedLog", "HashingStream", "StorageError", "Store", "data_file", "first_line", "parquet_footer",
+    "DamagedLog", "HashingStream", "PartitionTaken", "StorageError", "Store", "data_file", "first_line", "parquet_footer",
     "partition_column",
 ]
 

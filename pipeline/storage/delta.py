@@ -5,7 +5,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
 import pyarrow as pa
@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import BaccaratError
 from pipeline.storage.delta_log import DELTA_LOG
-from pipeline.storage.errors import CommitConflict, DamagedLog, StorageError, first_line
+from pipeline.storage.errors import CommitConflict, DamagedLog, PartitionTaken, StorageError, first_line
 from pipeline.storage.layout import partition_column
 
 COMMIT_ATTEMPTS = 8
@@ -182,11 +182,13 @@ class DeltaTables:
         return rows
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
-                         transaction: tuple[str, int]) -> int:
+                         transaction: tuple[str, int], may_replace: Callable[[list[str]], bool] | None = None) -> int:
         """Replace run `run_id` in OUT/<table> by `files` (paths under OUT, sizes, rows) in one Delta
         commit that records the application transaction `transaction` (app id, version); returns the
         table's version that holds them. When the run already holds exactly these files (a retried
-        or duplicated commit), nothing is committed. Lost races are retried on the new snapshot."""
+        or duplicated commit), nothing is committed. Lost races are retried on the new snapshot.
+        `may_replace(paths)`, when given, decides whether the run's other files may be replaced: when
+        not, PartitionTaken, and the run's files are the others alone."""
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         uri = self.location(table)
@@ -203,6 +205,8 @@ class DeltaTables:
                     return delta.version() if committed_version is None else committed_version
                 if committed_version is not None and not set(paths) & set(held):
                     return committed_version  # a later commit replaced the run: the last writer wins
+                if may_replace is not None and not may_replace(others := [p for p in held if p not in paths]):
+                    self._give_way(delta, table, run_id, others, schema, transaction, committed_version is not None)
                 # Otherwise commit (again): delta-rs lets two overwrites of a partition that was empty when
                 # both read the table land side by side, so a racer's files beside ours are replaced too.
                 self._overwrite_partition(delta, table, run_id, files, schema, transaction)
@@ -216,6 +220,16 @@ class DeltaTables:
             except (DeltaError, OSError, pa.ArrowException) as error:
                 raise StorageError(f"commit to {uri} failed: {first_line(error)}") from None
         raise CommitConflict(f"commit to {uri} lost to concurrent commits {COMMIT_ATTEMPTS} times")
+
+    def _give_way(self, delta, table: str, run_id: str, others: list[str], schema: pa.Schema,
+                  transaction: tuple[str, int], landed: bool) -> None:
+        """PartitionTaken, once the run's files are `others` alone: a commit of ours that `landed` beside
+        them (delta-rs lets two overwrites of a partition both read empty land side by side) is taken out."""
+        if landed:
+            kept = [f for f in self._files_in(delta, table, [run_id], checksums=True) if f["path"] in others]
+            self._overwrite_partition(delta, table, run_id, kept, schema, transaction)
+        raise PartitionTaken(f"run {run_id!r} in {self.location(table)} holds files another command committed "
+                             f"while this one ran, such as {self.location(others[0])}")
 
     def _last_read(self, table: str, run_id: str, paths: list[str]):
         """The table as this command last read it (keeping_tables_open), to commit the run's files on: a

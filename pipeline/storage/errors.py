@@ -37,6 +37,10 @@ class CommitConflict(StorageError):
     """A Delta commit lost to concurrent commits more times than it retries."""
 
 
+class PartitionTaken(StorageError):
+    """A run's files that a commit may not replace, committed by another command while it ran."""
+
+
 def first_line(error: BaseException) -> str:
     """What a library said, in one line: its first, and the causes delta-rs lists under it (lines that begin
     with '↳', in colour), which hold the file and the reason ('Generic LocalFileSystem error' names neither)."""

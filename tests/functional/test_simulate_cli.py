@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from cli_process import without_progress
+from spark_jobs import simulate
 
 from pipeline.cli import main
 from pipeline.runs import read_run
@@ -75,6 +76,29 @@ def test_overwrite_replaces_a_run_with_other_parameters(committed, cli):
     assert all((folder / f.path).exists() for f in record.files)
     rounds = pl.read_delta(str(folder / "rounds")).filter(pl.col("run_id") == "base")
     assert rounds["shoe_id"].n_unique() == 30 and rounds.height == record.rounds
+
+
+def test_a_run_another_command_committed_with_other_parameters_while_this_one_dealt_is_kept(
+        spark, cli, tmp_path, monkeypatch):
+    # both exited 0, and the store held the second run alone (a new user's trial)
+    from pipeline import jobs
+
+    checked = jobs.already_committed
+
+    def another_command_commits_first(plan, overwrite, report=print):
+        nothing = checked(plan, overwrite, report)
+        simulate(spark, tmp_path, shoes=20, seed=6, partitions=2, run_id="same")
+        return nothing
+
+    monkeypatch.setattr(jobs, "already_committed", another_command_commits_first)
+    status, out, err = cli("simulate", "--shoes", 30, "--seed", 7, "--run-id", "same", "--out", tmp_path)
+    assert status == 2 and out.count("committed") == 0 and err.count("\n") == 1
+    assert "'same' already exists" in err and "committed by another command while this one ran" in err
+    record = read_record(tmp_path, "same")
+    assert (record.shoes, record.seed) == (20, 6)
+    rounds = pl.read_delta(str(tmp_path / "rounds")).filter(pl.col("run_id") == "same")
+    assert rounds["shoe_id"].n_unique() == 20 and rounds.height == record.rounds
+    assert main(["verify", "--out", str(tmp_path)]) == 0
 
 
 BAD_SIMULATE_ARGUMENTS = [
