@@ -53,10 +53,14 @@ def marts(
         for run in runs:
             started = time.monotonic()
             count = ranges or default_ranges(run.record.shoes, parallelism)
-            write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
+            stale = write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
             on = f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks" if _on_spark(master) else ""
             print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "
                   f"in {time.monotonic() - started:.1f} s", flush=True)
+            if stale:
+                print(f"warning: run {run.run_id!r}: rows its marts were built from were replaced meanwhile (by "
+                      f"simulate --overwrite, composition or backtest), so {len(stale)} of them, such as {stale[0]}, "
+                      f"are left out: baccarat marts --run-id {run.run_id} --out {out.uri} builds them", file=sys.stderr)
         warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
     for line in left_out:
         print(f"warning: {line}", file=sys.stderr)

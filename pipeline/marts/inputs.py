@@ -17,10 +17,10 @@ from pipeline.games.strategies import shown_name
 from pipeline.games.value import pair_value
 from pipeline.orphans import orphan_runs, refuse_orphans
 from pipeline.play import ENDINGS
-from pipeline.repair import ADDED_TABLES, ROUND_EV, added_problems
+from pipeline.repair import ADDED_TABLES, ROUND_EV, SESSIONS, added_problems
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
-from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run
+from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run, read_run
 from pipeline.schemas import contract
 from pipeline.systems import known_systems, load_system
 from pipeline.storage import Store
@@ -34,6 +34,8 @@ COMPOSITION_MARTS = ("advantage_by_depth", "perfect_play", "count_efficiency")
 # Built for a run that has sessions rows (`baccarat backtest`); a run without them has no rows there.
 SYSTEM_MARTS = ("system_outcomes", "system_edge", "bankroll_paths", "drawdowns")
 EVERY_MART = MARTS + COMPOSITION_MARTS + SYSTEM_MARTS
+# The marts built from each table another job adds to a run
+BUILT_FROM_ADDED = {ROUND_EV: COMPOSITION_MARTS, SESSIONS: SYSTEM_MARTS}
 _OUTCOMES = {"B": "banker", "P": "player", "T": "tie"}
 NET = contract("rounds").arrow(("banker",)).field("net_banker").type  # every net_ column's type
 # A round each outcome of a game with options settles like: its bets (player, banker) pay on the winner alone.
@@ -186,6 +188,18 @@ def _added_files(out: Store, record: RunRecord, table: str) -> dict[str, str | N
     return {out.reader_path(entry["path"]): entry["sha256"] for entry in files}
 
 
+def replaced_since_read(run: RunInput) -> tuple[str, ...]:
+    """The marts built from rows of the run that another command replaced since load_run read them: every
+    mart when `simulate --overwrite` replaced the run, those of its round_ev or sessions rows when
+    `composition` or `backtest` replaced them."""
+    record = read_run(run.out, run.run_id)
+    if record is None or record.files != run.record.files:
+        return EVERY_MART
+    return tuple(name for table in ADDED_TABLES for name in BUILT_FROM_ADDED[table]
+                 if {run.out.reader_path(f["path"]) for f in run.out.partition_files(table, run.run_id)}
+                 != set(run.added_files(table)))
+
+
 def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = False) -> list[RunInput]:
     out.check_readable()
     committed = committed_runs(out)
@@ -197,7 +211,7 @@ def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = F
     if not committed:
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")
     if run_ids:
-        return [load_run(out, run_id, tasks_hash) for run_id in run_ids]
+        return [load_run(out, run_id, tasks_hash) for run_id in dict.fromkeys(run_ids)]
     runs, refusals = [], []
     for run_id in committed:
         try:

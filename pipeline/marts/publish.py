@@ -20,13 +20,14 @@ from pipeline.bets import BET_KINDS
 from pipeline.at_once import each_at_once
 from pipeline.atomic import replacing, temporary_name, untouched_for
 from pipeline.errors import BaccaratError, WorldFailure
-from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run
+from pipeline.marts.inputs import (COMPOSITION_MARTS, EVERY_MART, MARTS, SYSTEM_MARTS, RunInput, load_run,
+                                   replaced_since_read)
 from pipeline.marts.warehouse import (PUBLISHES, holds_other_data, journal, may_be_replaced, seal, sql_list,
                                       sql_string)
 from pipeline.orphans import orphan_problem, orphan_runs
 from pipeline.runs import RUNS, DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
-from pipeline.storage import STALE_SECONDS, WAREHOUSE, StorageError, Store
+from pipeline.storage import STALE_SECONDS, WAREHOUSE, PartitionTaken, StorageError, Store
 from pipeline.user_files import check_outside_tables
 
 
@@ -66,12 +67,12 @@ def write_part(run: RunInput, name: str, rows: pa.Table, file_name: str) -> pa.T
     return pa.Table.from_pylist([written], pa.schema({"path": pa.string(), "size": pa.int64(), "rows": pa.int64()}))
 
 
-def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> None:
+def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> tuple[str, ...]:
     """Commit every mart of one run: each commit replaces the run's earlier rows of that mart whole (a
     WrittenMart by its files, once every mart's files are found whole). A composition or system mart
     missing from `tables` (the run has no round_ev or sessions rows) keeps none of the run's rows. The
     marts are separate Delta tables, so their commits run side by side (on an object store each is a few
-    round trips)."""
+    round trips). Returns the marts taken back (_taken_back)."""
     built = int(datetime.now(UTC).timestamp() * 1000)
     written = [file for mart in tables.values() if isinstance(mart, WrittenMart) for file in mart.files]
     try:
@@ -81,23 +82,41 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> Non
 
     droppable = _possible_marts(run.out, [name for name in COMPOSITION_MARTS + SYSTEM_MARTS if name not in tables])
 
-    def commit(name: str) -> None:
+    def commit(name: str) -> list[str]:
         if name in tables:
-            _commit(run, name, tables[name], built)
-        elif name in droppable:
+            return _commit(run, name, tables[name], built)
+        if name in droppable:
             _drop(run.out, name, run.run_id, built)
+        return []
 
-    each_at_once(commit, EVERY_MART)
+    return _taken_back(run, dict(zip(EVERY_MART, each_at_once(commit, EVERY_MART))), built)
 
 
-def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) -> None:
-    table, schema = contract(name).table, contract(name).table_schema(tuple(BET_KINDS))
-    transaction = (f"baccarat-marts:{run.run_id}", built)
-    if isinstance(mart, WrittenMart):
-        run.out.commit_partition(table, run.run_id, list(mart.files), schema, transaction)
-    else:
-        run.out.write_and_commit(table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet",
-                                 conform(mart, name, run), schema, transaction)
+def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) -> list[str]:
+    """Commit one mart of a run; the paths of its files."""
+    table = contract(name).table
+    files = list(mart.files) if isinstance(mart, WrittenMart) else [run.out.write_file(
+        table, run.run_id, f"part-{built}-{uuid.uuid4().hex[:8]}.parquet", conform(mart, name, run))]
+    run.out.commit_partition(table, run.run_id, files, contract(name).table_schema(tuple(BET_KINDS)),
+                             (f"baccarat-marts:{run.run_id}", built))
+    return [f["path"] for f in files]
+
+
+def _taken_back(run: RunInput, committed: dict[str, list[str]], built: int) -> tuple[str, ...]:
+    """The marts built from rows of the run that another command replaced while they were built (inputs.
+    replaced_since_read), their files taken out again where they are still the run's rows there: that
+    command removes the run's marts once, after its own commit, which may have been before these."""
+    stale = replaced_since_read(run)
+
+    def take_back(name: str) -> None:
+        try:
+            run.out.commit_partition(contract(name).table, run.run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
+                                     (f"baccarat-marts:{run.run_id}", built), set(committed[name]).issuperset)
+        except PartitionTaken:
+            pass  # a later build's rows, which stay
+
+    each_at_once(take_back, [name for name in stale if committed[name]])
+    return stale
 
 
 def drop_marts(out: Store, run_id: str, names: tuple[str, ...] = EVERY_MART) -> bool:

@@ -401,7 +401,7 @@ def test_an_overwrite_failing_after_the_rounds_commit_keeps_the_old_run_until_on
         plan = job.Plan("R", load_rule_set(), 2, 30, store, 2)
         assert not already_committed(plan, overwrite=True)
         try:  # not pytest.raises: see test_a_task_that_fills_the_disk_removes_its_temporary_files
-            run_job(spark, plan)
+            run_job(spark, plan, overwrite=True)
         except JobFailed as error:
             message = str(error)
         else:

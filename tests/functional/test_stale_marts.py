@@ -3,12 +3,16 @@ built from the earlier rows go, and OUT's warehouse is published again, so that 
 of rows that are gone (pipeline/marts/replaced.py). Before, system_outcomes kept a system the sessions no
 longer held, and perfect_play the shoes of an earlier composition, until the next `baccarat marts`."""
 
+import threading
+
 import duckdb
 import pytest
 from deltalake import DeltaTable
 from spark_jobs import simulate_with_marts
 
-from pipeline.marts.inputs import COMPOSITION_MARTS, SYSTEM_MARTS
+from pipeline.cli import main
+from pipeline.marts import engines
+from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, SYSTEM_MARTS
 from pipeline.schemas import contract
 
 RUN = "stale-s5-n12"
@@ -63,3 +67,59 @@ def test_a_composition_in_place_of_earlier_round_ev_removes_the_composition_mart
     assert_forgotten(out, "composition", printed)
     assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
     assert warehouse_rows(out, "SELECT DISTINCT shoes FROM perfect_play") == [(4,)]
+
+
+def another_command(*args) -> None:
+    """A command run as another process would: in a thread of its own, which starts with no tables kept open."""
+    statuses = []
+    thread = threading.Thread(target=lambda: statuses.append(main([str(arg) for arg in args])))
+    thread.start()
+    thread.join()
+    assert statuses == [0]
+
+
+@pytest.fixture
+def rows_replaced_while_marts_build(monkeypatch):
+    """`baccarat marts` with `command` run between its build and its commits."""
+    build = engines.build_marts
+
+    def replaced_meanwhile(*command):
+        def build_then_replace(*args, **kwargs):
+            built = build(*args, **kwargs)
+            another_command(*command)
+            return built
+        monkeypatch.setattr(engines, "build_marts", build_then_replace)
+    yield replaced_meanwhile
+    monkeypatch.undo()
+
+
+def test_marts_built_from_sessions_a_backtest_replaced_meanwhile_are_taken_back(
+        cli, run_with_marts, rows_replaced_while_marts_build):
+    # they were committed after the backtest removed the run's system marts: its old systems stayed in the
+    # warehouse, and verify passed (a new user's trial)
+    out = run_with_marts
+    assert cli("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker")[0] == 0
+    rows_replaced_while_marts_build("backtest", "--run-id", RUN, "--out", out, "--systems", "paroli_player")
+    status, _, err = cli("marts", "--out", out, "--run-id", RUN)
+    assert status == 0 and f"warning: run {RUN!r}: rows its marts were built from were replaced meanwhile" in err
+    assert "4 of them, such as system_outcomes, are left out" in err and err.count("\n") == 1
+    for mart in SYSTEM_MARTS:
+        assert RUN not in committed_runs_of(out, mart), mart
+    assert RUN in committed_runs_of(out, "streaks")
+    assert warehouse_rows(out, "SELECT count(*) FROM system_outcomes") == [(0,)]
+    rows_replaced_while_marts_build("runs", "--out", out)  # nothing replaced: nothing taken back
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+    assert warehouse_rows(out, "SELECT DISTINCT system FROM system_outcomes") == [("paroli_player",)]
+
+
+def test_marts_built_from_a_run_an_overwrite_replaced_meanwhile_are_taken_back(
+        cli, run_with_marts, rows_replaced_while_marts_build):
+    out = run_with_marts
+    rows_replaced_while_marts_build("simulate", "--shoes", 8, "--seed", 6, "--run-id", RUN, "--out", out, "--overwrite")
+    status, _, err = cli("marts", "--out", out, "--run-id", RUN)
+    assert status == 0 and f"{len(EVERY_MART)} of them, such as outcome_summary, are left out" in err
+    for mart in ("streaks", "outcome_summary", "road_cells"):
+        assert RUN not in committed_runs_of(out, mart), mart
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+    shoes = DeltaTable(str(out / contract("shoe_summary").table)).to_pyarrow_table(filters=[("run_id", "=", RUN)])
+    assert shoes.num_rows == 8
