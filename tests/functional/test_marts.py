@@ -213,7 +213,8 @@ def test_marts_command_writes_every_mart_and_the_warehouse(cli, two_runs):
 
 def test_marts_again_replace_a_runs_rows_with_the_same_rows(cli, built_runs):
     first = {name: mart_rows(built_runs, name, "second") for name in MARTS}
-    assert cli("marts", "--out", built_runs, "--run-id", "second")[0] == 0
+    status, out, _ = cli("marts", "--out", built_runs, "--run-id", "second", "--run-id", "second")
+    assert status == 0 and out.count("marts of run 'second'") == 1  # built twice, before
     for name in MARTS:
         assert mart_rows(built_runs, name, "second").equals(first[name]), name
         assert len(mart_files(built_runs, name, "second")) == files_per_run(built_runs, name, "second")
