@@ -202,6 +202,15 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     views over the runs' files, named relative to the target's folder, when OUT is local. Returns the path
     and a line for each run left out (a run the runs table lost too: pipeline/orphans.py)."""
     target = check_warehouse_target(target)
+    folder = target.with_name(target.name + PUBLISHES)
+    with _one_publish_at_a_time(folder, target):
+        left_out = _publish(out, target, folder, verified)
+    with contextlib.suppress(OSError):
+        journal(target).unlink(missing_ok=True)
+    return target, left_out
+
+
+def _publish(out: Store, target: Path, folder: Path, verified: frozenset[str]) -> list[str]:
     runs, records = [], {}
     left_out = [_left_out(o.run_id, orphan_problem(out, o)) for o in orphan_runs(out, out.run_ids(RUNS))]
     for run_id in sorted(set(committed_runs(out)) & out.run_ids(contract(MARTS[0]).table)):
@@ -210,7 +219,6 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
             runs.append(run_id)
         except (BaccaratError, DamagedRun) as error:
             left_out.append(_left_out(run_id, str(error)))
-    folder = target.with_name(target.name + PUBLISHES)
     # a folder per publish keeps the file's name, which DuckDB makes the database's (the catalog BI tools see)
     published = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}" / target.name
     try:
@@ -224,11 +232,30 @@ def publish_warehouse(out: Store, target: Path, verified: frozenset[str] = froze
     except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
         shutil.rmtree(published.parent, ignore_errors=True)
         # the world's: check_warehouse_target refused a path that cannot be written before anything was built
-        raise WorldFailure(f"cannot write the warehouse {target}: "
-                            f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}") from None
-    with contextlib.suppress(OSError):
-        journal(target).unlink(missing_ok=True)
-    return target, left_out
+        raise _unwritable(target, error) from None
+    return left_out
+
+
+def _unwritable(target: Path, error: Exception) -> WorldFailure:
+    return WorldFailure(f"cannot write the warehouse {target}: "
+                        f"{getattr(error, 'strerror', None) or str(error).splitlines()[0]}")
+
+
+@contextlib.contextmanager
+def _one_publish_at_a_time(folder: Path, target: Path) -> Iterator[None]:
+    """One publish of `target` at a time reads the marts and points `target`, so that the last to point it
+    read them last: a publish that read marts another command then took back or removed (and published
+    again without them) could otherwise point `target` after that command's publish."""
+    try:
+        folder.mkdir(exist_ok=True)
+        held = os.open(folder, os.O_RDONLY)  # the folder itself is locked: a lock file would be left behind
+    except OSError as error:
+        raise _unwritable(target, error) from None
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(held)
 
 
 def _build(out: Store, building: Path, base: Path, runs: list[str], records: dict[str, RunRecord]) -> None:

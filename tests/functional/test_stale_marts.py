@@ -11,9 +11,10 @@ from deltalake import DeltaTable
 from spark_jobs import simulate_with_marts
 
 from pipeline.cli import main
-from pipeline.marts import engines
+from pipeline.marts import engines, publish
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, SYSTEM_MARTS
 from pipeline.schemas import contract
+from pipeline.storage import Store
 
 RUN = "stale-s5-n12"
 BUILT_FROM = {"composition": COMPOSITION_MARTS, "backtest": SYSTEM_MARTS}
@@ -123,3 +124,30 @@ def test_marts_built_from_a_run_an_overwrite_replaced_meanwhile_are_taken_back(
     assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
     shoes = DeltaTable(str(out / contract("shoe_summary").table)).to_pyarrow_table(filters=[("run_id", "=", RUN)])
     assert shoes.num_rows == 8
+
+
+def test_one_publish_at_a_time_reads_the_marts_and_points_the_warehouse(run_with_marts, monkeypatch):
+    # a publish that read the marts before a build took some back could point the warehouse after the
+    # build's own publish, serving them again
+    out, target = Store.parse(str(run_with_marts)), run_with_marts / "warehouse.duckdb"
+    build, first_reading, go_on = publish._build, threading.Event(), threading.Event()
+
+    def first_waits(*args):
+        if not first_reading.is_set():
+            first_reading.set()
+            go_on.wait(60)
+        return build(*args)
+
+    monkeypatch.setattr(publish, "_build", first_waits)
+    first = threading.Thread(target=publish.publish_warehouse, args=(out, target))
+    first.start()
+    assert first_reading.wait(60)
+    second = threading.Thread(target=publish.publish_warehouse, args=(out, target))
+    second.start()
+    second.join(3)
+    waited = second.is_alive()
+    go_on.set()
+    first.join()
+    second.join()
+    assert waited
+    assert warehouse_rows(run_with_marts, f"SELECT count(*) FROM outcome_summary WHERE run_id = '{RUN}'")[0][0] > 0
