@@ -113,6 +113,18 @@ def test_marts_built_from_sessions_a_backtest_replaced_meanwhile_are_taken_back(
     assert warehouse_rows(out, "SELECT DISTINCT system FROM system_outcomes") == [("paroli_player",)]
 
 
+def test_marts_built_from_round_ev_a_composition_replaced_meanwhile_are_taken_back(
+        cli, run_with_marts, rows_replaced_while_marts_build):
+    out = run_with_marts
+    assert cli("composition", "--run-id", RUN, "--out", out)[0] == 0
+    rows_replaced_while_marts_build("composition", "--run-id", RUN, "--out", out, "--shoes", 4)
+    status, _, err = cli("marts", "--out", out, "--run-id", RUN)
+    assert status == 0 and "3 of them, such as advantage_by_depth, are left out" in err
+    for mart in COMPOSITION_MARTS:
+        assert RUN not in committed_runs_of(out, mart), mart
+    assert warehouse_rows(out, "SELECT count(*) FROM perfect_play") == [(0,)]
+
+
 def test_marts_built_from_a_run_an_overwrite_replaced_meanwhile_are_taken_back(
         cli, run_with_marts, rows_replaced_while_marts_build):
     out = run_with_marts
