@@ -80,11 +80,10 @@ def _checked_for_marts(out: "Store", run_ids: list[str] | None, warehouse: Path 
     from pipeline.repair import damaged_logs, set_logs_aside
     from pipeline.schemas import contract
 
-    if not out.is_local:
-        # the command's first request, bounded (FIRST_ANSWER_SECONDS): below, the runs' check would end at
-        # once on an endpoint that never answers, but alongside waits for the marts' listing, which is not
-        # a first request (`marts` against such an endpoint took 72 s to say it did not answer within 10 s)
-        out.check_readable()
+    # OUT checked first, on an object store the command's first request, bounded (FIRST_ANSWER_SECONDS):
+    # alongside the runs' check it waited for the marts' listing, which is not a first request (`marts`
+    # against an endpoint that never answers took 72 s to say it did not answer within 10 s)
+    out.check_readable()
     # the marts' logs are read (and kept open for their commits) while the runs are checked, but any
     # damaged one is set aside only once nothing refuses the command
     runs, damaged = alongside(lambda: load_runs(out, run_ids, tasks_hash),

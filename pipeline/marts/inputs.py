@@ -201,7 +201,6 @@ def replaced_since_read(run: RunInput) -> tuple[str, ...]:
 
 
 def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = False) -> list[RunInput]:
-    out.check_readable()
     committed = committed_runs(out)
     # a run the runs table lost: refused when named, or when no run is committed (else publish names it)
     orphans = orphan_runs(out, out.run_ids(RUNS))

@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,15 +107,8 @@ def _taken_back(run: RunInput, committed: dict[str, list[str]], built: int) -> t
     replaced_since_read), their files taken out again where they are still the run's rows there: that
     command removes the run's marts once, after its own commit, which may have been before these."""
     stale = replaced_since_read(run)
-
-    def take_back(name: str) -> None:
-        try:
-            run.out.commit_partition(contract(name).table, run.run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
-                                     (f"baccarat-marts:{run.run_id}", built), set(committed[name]).issuperset)
-        except PartitionTaken:
-            pass  # a later build's rows, which stay
-
-    each_at_once(take_back, [name for name in stale if committed[name]])
+    each_at_once(lambda name: _drop(run.out, name, run.run_id, built, committed[name]),
+                 [name for name in stale if committed[name]])
     return stale
 
 
@@ -132,11 +125,16 @@ def _possible_marts(out: Store, names) -> list[str]:
     return [name for name in names if contract(name).table in possible]
 
 
-def _drop(out: Store, name: str, run_id: str, when: int) -> bool:
+def _drop(out: Store, name: str, run_id: str, when: int, only: Iterable[str] | None = None) -> bool:
+    """Remove a run's rows from mart `name` (only when its files there are among `only`, when given: a later
+    build's stay); whether the mart held any."""
     table = contract(name).table
     if held := run_id in out.run_ids(table):
-        out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
-                             (f"baccarat-marts:{run_id}", when))
+        try:
+            out.commit_partition(table, run_id, [], contract(name).table_schema(tuple(BET_KINDS)),
+                                 (f"baccarat-marts:{run_id}", when), None if only is None else set(only).issuperset)
+        except PartitionTaken:
+            pass
     return held
 
 
