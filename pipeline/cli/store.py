@@ -44,32 +44,50 @@ def runs(
 
 
 def _list_runs(out: "Store", records: list["RunRecord"], as_json: bool) -> None:
-    from pipeline.marts.held import runs_in_marts
-
-    held = list(runs_in_marts(out).values() if records else []) or [set()]
-    # built: every mart holds the run (verify names a mart that lost its rows); a banque run has no marts
-    # to build (they read one-hand rounds): None
-    marts = {r.run_id: all(r.run_id in runs for runs in held) if "rounds" in r.versions else None for r in records}
-    partly = {r.run_id for r in records if marts[r.run_id] is False and any(r.run_id in runs for runs in held)}
+    states, lines = _marts_states(out, records)
     if as_json:
         for record in records:
-            print(json.dumps(record.summary() | {"marts": marts[record.run_id]}))
+            print(json.dumps(record.summary() | {"marts": {"built": True, "-": None}.get(states[record.run_id], False)}))
         return
     versions = "versions (rounds, shoes or banque_rounds)"
     table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", "marts", versions,
                       "started", "ended"), left=frozenset({"run id", "rules", "marts", versions, "started", "ended"}))
     for r in records:
-        table.add(r.run_id, r.rules, str(r.seed), f"{r.shoes:,}", f"{r.rounds:,}",
-                  "incomplete" if r.run_id in partly else {True: "built", False: "none", None: "-"}[marts[r.run_id]],
+        table.add(r.run_id, r.rules, str(r.seed), f"{r.shoes:,}", f"{r.rounds:,}", states[r.run_id],
                   ", ".join(map(str, r.versions.values())), r.started_at.isoformat(), r.ended_at.isoformat())
     show(table)
-    for run_id in sorted(partly):
-        print(f"run {run_id!r} has only some of its marts (a mart table's log or folder removed?): `baccarat verify "
-              f"--out {out.uri}` names them")
-    for run_id in [run_id for run_id, built in marts.items() if built is False and run_id not in partly]:
-        print(f"run {run_id!r} has no marts (not built yet, or removed by `simulate --overwrite`): the warehouse "
-              f"leaves it out, its rounds and shoes too, until `baccarat marts "
-              f"{shlex.join(['--run-id', run_id, '--out', out.uri])}`")
+    for line in lines:
+        print(line)
+
+
+def _marts_states(out: "Store", records: list["RunRecord"]) -> tuple[dict[str, str], list[str]]:
+    """Whether each run's marts are built: built, none, incomplete, or - for a banque run, which has none to
+    build (they read one-hand rounds); and a line for each run whose marts are not all built, with what to do."""
+    from pipeline.at_once import alongside
+    from pipeline.marts.held import added_marts_to_build, runs_in_marts
+
+    held, to_build = alongside(lambda: runs_in_marts(out), lambda: added_marts_to_build(out)) if records else ({}, {})
+    held = list(held.values()) or [set()]
+    states, lost, unbuilt = {}, [], []
+    for r in records:
+        holding = [r.run_id in runs for runs in held]
+        if "rounds" not in r.versions:
+            states[r.run_id] = "-"
+        elif not any(holding):
+            states[r.run_id] = "none"
+            unbuilt.append(f"run {r.run_id!r} has no marts (not built yet, or removed by `simulate --overwrite`): "
+                           f"the warehouse leaves it out, its rounds and shoes too, until `baccarat marts "
+                           f"{shlex.join(['--run-id', r.run_id, '--out', out.uri])}`")
+        else:
+            states[r.run_id] = "built" if all(holding) and r.run_id not in to_build else "incomplete"
+            if not all(holding):  # verify names a mart that lost the run's rows
+                lost.append(f"run {r.run_id!r} has only some of its marts (a mart table's log or folder removed?): "
+                            f"`baccarat verify --out {out.uri}` names them")
+            for table, marts in to_build.get(r.run_id, {}).items():
+                unbuilt.append(f"run {r.run_id!r} has {table} rows that none of their marts ({', '.join(marts)}) "
+                               f"hold yet: `baccarat marts {shlex.join(['--run-id', r.run_id, '--out', out.uri])}` "
+                               f"builds them")
+    return states, sorted(lost) + unbuilt
 
 
 def verify(

@@ -1,20 +1,42 @@
 """Which runs the marts hold. `baccarat marts` commits a run's marts (MARTS) together, so a run that some
 of their tables hold and another does not lost its rows there: a table's log or folder removed by hand.
 Every such table is the next `marts` without --run-id's to build again: one with --run-id builds that run
-alone there, and the others stay lost."""
+alone there, and the others stay lost. The marts built from rows another job adds to a run wait for the
+next `marts` after that job."""
 
 from pipeline.at_once import each_at_once
-from pipeline.marts.inputs import MARTS
+from pipeline.marts.inputs import BUILT_FROM_ADDED, MARTS
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
 
 
 def runs_in_marts(out: Store) -> dict[str, set[str]]:
-    """The runs each mart of MARTS holds, by mart, their tables read side by side (on an object store a
-    request for each commit since a table's checkpoint); a table whose log cannot be read is left out
-    (verify names it on a line of its own)."""
-    held = each_at_once(lambda name: _run_ids(out, contract(name).table), MARTS)
+    """The runs each mart of MARTS holds, by mart (a mart whose log cannot be read left out: verify names
+    it on a line of its own)."""
+    held = _runs_in_tables(out, [contract(name).table for name in MARTS])
     return {name: runs for name, runs in zip(MARTS, held) if runs is not None}
+
+
+def added_marts_to_build(out: Store) -> dict[str, dict[str, tuple[str, ...]]]:
+    """The runs that have rows in a table another job adds (round_ev, sessions) but in none of the marts
+    built from it, with those tables and marts: that job committed after the run's marts were built (again, it removed
+    the marts built from the rows it replaced), and `baccarat marts --run-id` builds them. A run that some
+    of those marts hold is not named: one may have no rows of it (a system's drawdowns over no complete
+    session)."""
+    marts = [name for names in BUILT_FROM_ADDED.values() for name in names]
+    held = _runs_in_tables(out, [*BUILT_FROM_ADDED, *(contract(name).table for name in marts)])
+    added, built = held[:len(BUILT_FROM_ADDED)], dict(zip(marts, held[len(BUILT_FROM_ADDED):]))
+    missing = {}
+    for runs, (table, names) in zip(added, BUILT_FROM_ADDED.items()):
+        for run_id in (runs or set()) - set().union(*(built[name] or set() for name in names)):
+            missing.setdefault(run_id, {})[table] = names
+    return missing
+
+
+def _runs_in_tables(out: Store, tables: list[str]) -> list[set[str] | None]:
+    """The runs each table holds (None: its log cannot be read), the tables read side by side (on an object
+    store a request for each commit since a table's checkpoint)."""
+    return each_at_once(lambda table: _run_ids(out, table), tables)
 
 
 def _run_ids(out: Store, table: str) -> set[str] | None:

@@ -117,3 +117,29 @@ def test_a_run_whose_sessions_rows_are_gone_keeps_no_rows_in_the_system_marts(sy
     assert main(["marts", "--out", str(folder), "--run-id", BARE_RUN]) == 0
     assert all(mart(folder, rows.format(name))["n"][0] == 0 for name in SYSTEM_MARTS)
     assert mart(folder, "SELECT DISTINCT run_id FROM system_edge")["run_id"].to_list() == [RUN_ID]
+
+
+def runs_lines(cli, folder) -> dict[str, str]:
+    """`baccarat runs`: each run's marts column, by run id; and the lines under the table, by run id."""
+    status, printed, err = cli("runs", "--out", folder)
+    assert status == 0, err
+    rows = [line.split() for line in printed.splitlines()[2:] if not line.startswith("run '")]
+    notes = {line.split("'")[1]: line for line in printed.splitlines() if line.startswith("run '")}
+    return {row[0]: row[5] for row in rows} | {"notes": notes}
+
+
+def test_runs_shows_a_run_backtested_since_its_marts_were_built_as_incomplete_until_marts(systems_run, cli):
+    """`runs` said "built" for a run whose sessions rows came after its marts (or replaced the rows its system
+    marts were built from, which the backtest then removed), while the warehouse had no system mart of it."""
+    folder, _ = systems_run
+    commit_sessions(folder, BARE_RUN)
+    listed = runs_lines(cli, folder)
+    assert listed[BARE_RUN] == "incomplete" and listed[RUN_ID] == "built"
+    assert list(listed["notes"]) == [BARE_RUN]
+    assert listed["notes"][BARE_RUN] == (
+        f"run '{BARE_RUN}' has sessions rows that none of their marts ({', '.join(SYSTEM_MARTS)}) hold yet: "
+        f"`baccarat marts --run-id {BARE_RUN} --out {folder}` builds them")
+    assert cli("runs", "--out", folder, "--json")[1].count('"marts": false') == 1
+    assert cli("marts", "--run-id", BARE_RUN, "--out", folder)[0] == 0
+    listed = runs_lines(cli, folder)
+    assert listed[BARE_RUN] == listed[RUN_ID] == "built" and listed["notes"] == {}
