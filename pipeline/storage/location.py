@@ -255,7 +255,7 @@ def parquet_footer(path: str, filesystem: pafs.FileSystem) -> pq.FileMetaData | 
         metadata = pq.read_metadata(path, filesystem=filesystem)
         metadata.schema.to_arrow_schema()  # a footer whose schema Arrow cannot take is unreadable too
         return metadata
-    except (OSError, pa.ArrowInvalid) as error:
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as error:  # a flipped byte in a column's name
         return first_line(error)
 
 

@@ -47,3 +47,14 @@ def test_a_torn_checkpoint_alone_is_set_aside_and_the_table_reads_whole(store, t
     assert store.delta_table("rounds").version() == RUNS
     assert store.run_ids("rounds") == {f"run{shoe}" for shoe in range(RUNS)}
     assert set_logs_aside(store, ["rounds"]) == []  # whole now: nothing more to say
+
+
+def test_a_checkpoint_whose_footer_names_a_column_in_bytes_not_utf8_is_the_damaged_entry(store, tmp_path):
+    # a flipped byte in a column's name: pyarrow raised UnicodeDecodeError, and every command a traceback
+    torn = checkpoint(tmp_path)
+    data = bytearray(torn.read_bytes())
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[data.index(b"add", footer)] ^= 0xFF
+    torn.write_bytes(bytes(data))
+    with pytest.raises(DamagedLog, match=r"checkpoint \d+ is not a readable Parquet file \('utf-8' codec"):
+        store.delta_table("rounds")
