@@ -48,7 +48,8 @@ class DeltaLog:
     def damaged_log_entry(self, table: str) -> tuple[str, str] | None:
         """The first entry of a table's log that a reader cannot get past, and what is wrong with it: the
         newest checkpoint when it is not Parquet, else a commit missing between it and the newest commit,
-        or one that is not JSON lines; None when every entry a reader needs is whole."""
+        or one that is not JSON lines, else a checkpoint hint naming a checkpoint not there; None when every
+        entry a reader needs is whole."""
         entries = self._log_entries(table)
         commits = sorted(version for name, version in entries.items() if name.endswith(".json"))
         if not commits:
@@ -63,7 +64,21 @@ class DeltaLog:
                 return where, f"commit {version} of {commits[-1]} is missing"
             if problem := self._commit_problem(table, name):
                 return where, f"commit {version} {problem}"
-        return None
+        return self._hint_without_checkpoint(table, entries)
+
+    def _hint_without_checkpoint(self, table: str, entries: dict[str, int]) -> tuple[str, str] | None:
+        """The checkpoint hint when it names a version that no checkpoint of the log is at or after (its
+        checkpoint deleted, or a copy that left it out): deltalake then reads no version at all."""
+        try:
+            with self.filesystem.open_input_stream(self.fs_path(table, DELTA_LOG, LAST_CHECKPOINT)) as stream:
+                hinted = json.loads(stream.read())["version"]
+        except (OSError, pa.ArrowException, ValueError, TypeError, KeyError):
+            return None  # no hint, or one deltalake passes by
+        checkpoints = [at for name, at in entries.items() if name.endswith(".parquet")]
+        if not isinstance(hinted, int) or any(at >= hinted for at in checkpoints):
+            return None
+        return (self.location(table, DELTA_LOG, LAST_CHECKPOINT),
+                f"the checkpoint hint names checkpoint {hinted}, which is not there")
 
     def _damaged_checkpoint(self, table: str, version: int, entries: dict[str, int]) -> tuple[str, str] | None:
         """The first file of checkpoint `version` of the log that is not Parquet, and why."""
@@ -104,6 +119,8 @@ class DeltaLog:
     def _damaged_part(self, table: str, damaged: str) -> list[str]:
         """The entries to set aside for the damaged entry named `damaged`: a checkpoint's files, or every
         entry from a commit on."""
+        if damaged == LAST_CHECKPOINT:
+            return []  # the hint alone: _move_aside takes it
         version, entries = int(damaged[:20]), self._log_entries(table)
         if damaged.endswith(".parquet"):
             return [name for name, at in entries.items() if at == version and name.endswith(".parquet")]

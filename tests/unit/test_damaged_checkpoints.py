@@ -58,3 +58,16 @@ def test_a_checkpoint_whose_footer_names_a_column_in_bytes_not_utf8_is_the_damag
     torn.write_bytes(bytes(data))
     with pytest.raises(DamagedLog, match=r"checkpoint \d+ is not a readable Parquet file \('utf-8' codec"):
         store.delta_table("rounds")
+
+
+def test_a_checkpoint_hint_whose_checkpoint_is_gone_is_the_damaged_entry_and_alone_is_set_aside(store, tmp_path):
+    # a copy that left the checkpoint out: deltalake read no version, verify named a repair that set nothing
+    # aside, and the repair it named failed again with the same line
+    checkpoint(tmp_path).unlink()
+    with pytest.raises(DamagedLog, match=r"_last_checkpoint: the checkpoint hint names checkpoint \d+, which is not"):
+        store.delta_table("rounds")
+    (line,) = set_logs_aside(store, ["rounds"])
+    aside = tmp_path / "rounds" / line.rsplit(" ", 1)[1].rsplit("/", 1)[1]
+    assert [path.name for path in aside.iterdir()] == [LAST_CHECKPOINT]
+    assert store.delta_table("rounds").version() == RUNS
+    assert set_logs_aside(store, ["rounds"]) == []
