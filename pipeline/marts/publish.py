@@ -175,13 +175,16 @@ def check_warehouse_path(target: Path) -> Path:
 
 
 def check_warehouse_target(target: Path) -> Path:
-    """check_warehouse_path, and its folder made and known to be writable by this process; else a one-line
-    error, before anything is built or committed."""
+    """check_warehouse_path, and its folder made and known to be writable by this process, and so the folder of
+    its publishes when there is one (read-only, or a file); else a one-line error, before anything is built
+    or committed."""
     target = check_warehouse_path(target)
+    publishes = target.with_name(target.name + PUBLISHES)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=target.parent):
-            pass
+        for folder in [target.parent, *([publishes] if os.path.lexists(publishes) else [])]:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
     except OSError as error:
         raise BaccaratError(f"cannot write the warehouse {target}: {error.strerror or error}") from None
     return target
