@@ -34,6 +34,28 @@ def added_repair(store: Store, table: str, run_id: str) -> str:
     return f"{command} --systems ... (with the systems and session options it was run with)"
 
 
+
+def unlogged_added_rows(store: Store) -> list[str]:
+    """A line for each table a job adds to runs (round_ev, sessions) that holds data files but has no log, so
+    that no reader sees their rows (`marts` builds no mart of them): its log removed or left out of a copy,
+    or the first job writing it ended before its commit (files alone cannot tell which), with the command
+    that writes them again."""
+    lines = []
+    for table in ADDED_TABLES:
+        try:
+            written = store.delta_table(table) is None and store.written_files(table)
+        except StorageError:
+            continue  # a damaged log or an unreadable table: a problem line of its own
+        if written:
+            runs = sorted(written)
+            held = f"run {runs[0]!r}" if len(runs) == 1 else f"{len(runs):,} runs, such as {runs[0]!r},"
+            lines.append(f"{store.location(table)} holds data files of {held} but no log, so no reader sees their rows "
+                         f"(its log removed or left out of a copy, or the first job writing it ended before its "
+                         f"commit): for each run, {added_repair(store, table, runs[0])} writes them again; "
+                         f"`baccarat vacuum` removes them")
+    return lines
+
+
 def _table_repair(store: Store, table: str) -> str:
     """The command that repairs a table's damaged log (docs/repair.md)."""
     out = shlex.quote(store.uri)

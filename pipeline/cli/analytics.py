@@ -43,6 +43,7 @@ def marts(
     from pipeline.marts.cluster import default_ranges
     from pipeline.marts.engines import build_marts
     from pipeline.marts.publish import publish_warehouse, write_marts
+    from pipeline.repair import unlogged_added_rows
     from pipeline.tasks import shoe_ranges
 
     with out.keeping_tables_open():
@@ -62,7 +63,7 @@ def marts(
                       f"simulate --overwrite, composition or backtest), so {len(stale)} of them, such as {stale[0]}, "
                       f"are left out: baccarat marts --run-id {run.run_id} --out {out.uri} builds them", file=sys.stderr)
         warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
-    for line in left_out:
+    for line in left_out + unlogged_added_rows(out):
         print(f"warning: {line}", file=sys.stderr)
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
     left = f" but {len(left_out):,} left out (the warnings above)" if left_out else ""

@@ -99,7 +99,7 @@ def verify(
     """Check every table's log and every committed run's files against the sizes and SHA-256 its runs row
     records and the data contracts: a line per problem with its repair (docs/repair.md), exit 1 if any."""
     from pipeline.marts.held import lost_mart_rows
-    from pipeline.repair import verify_store
+    from pipeline.repair import unlogged_added_rows, verify_store
     from pipeline.runs import check_run_id
 
     run_ids = [check_run_id(r) for r in run_id or []]
@@ -107,15 +107,18 @@ def verify(
     problems += lost_mart_rows(out, run_ids)
     if not problems and not runs_checked and all(out.delta_table(table) is None for table in out.table_names()):
         raise _no_table(out, "verify")
-    temporaries = out.temporaries()
+    temporaries, unlogged = out.temporaries(), unlogged_added_rows(out)
     if as_json:
         print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems,
-                          "temporaries": [str(path) for path in temporaries]}))
-    elif problems:
+                          "temporaries": [str(path) for path in temporaries], "unlogged": unlogged}))
+        return 1 if problems else 0
+    if problems:
         print("\n".join(problems))
     else:
         print(f"verified {count(runs_checked, 'run')} in {out}: every log, file and contract checks out")
-    if temporaries and not as_json:
+    for line in unlogged:
+        print(f"note: {line}")
+    if temporaries:
         print(_temporaries_note(out, temporaries))
     return 1 if problems else 0
 

@@ -3,6 +3,7 @@ OUT/sessions as the backtest job commits them): both engines, the marts commit, 
 report's Betting systems section."""
 
 import re
+import shutil
 
 import polars as pl
 import pytest
@@ -143,3 +144,17 @@ def test_runs_shows_a_run_backtested_since_its_marts_were_built_as_incomplete_un
     assert cli("marts", "--run-id", BARE_RUN, "--out", folder)[0] == 0
     listed = runs_lines(cli, folder)
     assert listed[BARE_RUN] == listed[RUN_ID] == "built" and listed["notes"] == {}
+
+
+def test_a_copy_without_the_sessions_log_is_named_by_verify_and_marts_not_passed_over(systems_run, cli, tmp_path):
+    """verify said every log checks out, and marts emptied the system marts without a word."""
+    folder, _ = systems_run
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy, symlinks=True)
+    shutil.rmtree(copy / "sessions" / "_delta_log")
+    status, printed, err = cli("verify", "--out", copy)
+    lost = f"{copy / 'sessions'} holds data files of "  # of RUN_ID's, and BARE_RUN's when an earlier test made them
+    assert status == 0 and printed.splitlines()[-1].startswith(f"note: {lost}"), printed
+    assert "but no log, so no reader sees their rows" in printed
+    status, printed, err = cli("marts", "--out", copy, "--run-id", RUN_ID)
+    assert status == 0 and err.startswith(f"warning: {lost}") and err.count("\n") == 1, err
