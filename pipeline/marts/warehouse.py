@@ -15,6 +15,7 @@ from pipeline.marts.bounds import Bounds
 from pipeline.user_files import is_duckdb_file
 
 SEAL = ".sha256"  # beside a published file: its SHA-256 as the publish wrote it
+PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
 _QUOTED_PARQUET = re.compile(r"'((?:[^']|'')*\.parquet)'")
 # OUT/<table>/run_id=<run>/<file>, of the tables the views of a warehouse on a local OUT read
 _RUN_FILE = re.compile(r"(.*)/(?:rounds|shoes|marts/shoe_summary)/run_id=([^/]+)/[^/]+$")
@@ -49,9 +50,16 @@ REPUBLISHED_ATTEMPTS = 5  # publishes that may replace the file while a reader o
 def check_seal(path: Path, published: Path) -> None:
     """A published file that is no longer what the publish wrote (a client that could write it, its
     owner or root, changed it and closed it cleanly) is refused in one line; a file published before
-    seals were recorded has none to compare."""
+    seals were recorded has none to compare. A copy of the data folder that followed the warehouse's link
+    (`cp -rL`, `scp -r`) made the link a plain file without a seal beside it: it is what one of the
+    publishes beside it wrote, or refused."""
     sealed = published.with_name(published.name + SEAL)
-    if sealed.is_file() and sealed.read_text(encoding="ascii").strip() != _sha256(published):
+    if sealed.is_file():
+        recorded = {sealed.read_text(encoding="ascii").strip()}
+    else:
+        publishes = published.with_name(published.name + PUBLISHES)
+        recorded = {seal.read_text(encoding="ascii").strip() for seal in publishes.glob(f"*/{published.name}{SEAL}")}
+    if recorded and _sha256(published) not in recorded:
         raise WorldFailure(f"the warehouse {path} was changed after it was published (its SHA-256 is not the "
                            f"one the publish recorded); it is not read: {_publish_again(path)}")
 
@@ -108,9 +116,6 @@ def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBP
                                                                       "autoload_known_extensions": "false", **config})
     except duckdb.Error as error:
         raise _cannot_open(path, error) from None
-
-
-PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
 
 
 WAREHOUSE_MART = "outcome_summary"  # a mart every publish holds, the layout before publishes too

@@ -272,3 +272,25 @@ def test_the_file_of_an_older_publish_is_let_go_once_its_readers_are_closed(tmp_
     with duckdb.connect(str(publishes[0])) as con:  # as another client, read-write: no longer open here
         con.execute("CREATE TABLE after AS SELECT 1 AS n")
     held.close()
+
+
+def test_a_data_folder_copied_following_the_warehouse_link_keeps_its_seal_checked(cli, tmp_path):
+    """`cp -rL data copy` (or `scp -r`) made the warehouse's link a plain file with no seal beside it, and a
+    client that then wrote into it was read as a warehouse published before seals: every reader saw its
+    writes (a new user's trial). The copy is checked against the seals of the publishes beside it."""
+    data = tmp_path / "data"
+    published = data / "warehouse.duckdb.publishes" / "20261205T000000-0" / "warehouse.duckdb"
+    published.parent.mkdir(parents=True)
+    with duckdb.connect(str(published)) as con:
+        con.execute("CREATE TABLE outcome_summary AS SELECT 'B' AS outcome")
+    warehouse.seal(published)
+    (data / "warehouse.duckdb").symlink_to(published.relative_to(data))
+    copy = tmp_path / "copy"
+    shutil.copytree(data, copy, symlinks=False)
+    assert not (copy / "warehouse.duckdb").is_symlink()
+    query = ("--warehouse", copy / "warehouse.duckdb", "SELECT count(*) AS n FROM outcome_summary")
+    assert cli("sql", *query) == (0, "n\n1\n", "")
+    with duckdb.connect(str(copy / "warehouse.duckdb")) as con:
+        con.execute("DELETE FROM outcome_summary")
+    status, out, err = cli("sql", *query)
+    assert (status, out, err.count("\n")) == (1, "", 1) and "was changed after it was published" in err, err
