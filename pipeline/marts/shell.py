@@ -20,7 +20,7 @@ import duckdb
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.statements import each_statement, refuse_all_but_queries
-from pipeline.marts.warehouse import error_with_hint, failed_on_the_data
+from pipeline.marts.warehouse import damaged_file_hint, error_with_hint, failed_on_the_data
 
 ROWS_PER_FETCH = 10_000
 # Once interrupted, DuckDB stops a query between vectors of rows, but one call of a function over a huge
@@ -129,8 +129,10 @@ def _show_query(con, bounds: Bounds, sql: str) -> None:
             if (result := con.sql(sql)) is not None and (written := show_result(result)) is not None:
                 if_late.append(f"{_rows_written(written)} the whole result")  # a query runs in show_result
     except duckdb.Error as error:
-        failure = WorldFailure if failed_on_the_data(error) else BaccaratError
-        raise failure("; ".join([error_with_hint(error), *getattr(error, "__notes__", ())])) from None
+        on_the_data = failed_on_the_data(error)
+        hint = damaged_file_hint(error) if on_the_data else None
+        lines = [error_with_hint(error), *([hint] if hint else []), *getattr(error, "__notes__", ())]
+        raise (WorldFailure if on_the_data else BaccaratError)("; ".join(lines)) from None
     except MemoryError as error:  # its rows as Python values, past memory_capped's headroom
         raise BaccaratError("; ".join([f"the query's rows do not fit in its memory limit, {bounds.memory_limit:,} "
                                        f"bytes ({bounds.given_by('memory_limit')})",

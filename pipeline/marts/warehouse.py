@@ -241,6 +241,16 @@ def failed_on_the_data(error: duckdb.Error) -> bool:
             or (type(error) is duckdb.Error and " Error: " not in message.partition("\n")[0]))
 
 
+def damaged_file_hint(error: duckdb.Error) -> str | None:
+    """What to run when a query failed on a run's data file the message names (truncated, damaged): verify
+    names the run's repair. None when it names no file of a run."""
+    for quoted in _QUOTED_PARQUET.findall(str(error)):
+        if found := _RUN_FILE.fullmatch(os.path.normpath(quoted.replace("''", "'"))):
+            out, run = found.groups()
+            return f"run {run!r} has a damaged file: `baccarat verify --out {shlex.quote(out)}` names its repair"
+    return None
+
+
 def error_with_hint(error: duckdb.Error) -> str:
     """DuckDB's first line, and its hint ("Did you mean ...", "Candidate bindings: ...") on the same line."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]

@@ -55,3 +55,19 @@ def test_a_sound_data_file_read_the_wrong_way_stays_bad_input(rounds_view):
     con, file = rounds_view
     with pytest.raises(BaccaratError):
         shell.run_one(con, Bounds(timeout=60), f"SELECT * FROM read_text('{file}')")
+
+
+def test_a_truncated_file_of_a_run_names_verify_as_a_file_gone_does(tmp_path):
+    """A truncated rounds file was DuckDB's line alone ("No magic bytes found ..."), where a file gone names
+    the run and `baccarat verify`, which names the repair (a new user's trial)."""
+    file = tmp_path / "data" / "rounds" / "run_id=r1" / "part-0.parquet"
+    file.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"shoe_id": list(range(50_000))}), file)
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW rounds AS SELECT * FROM read_parquet('{file}')")
+    damage_truncated(file)
+    with pytest.raises(WorldFailure) as failed:
+        shell.run_one(con, Bounds(timeout=60), "SELECT * FROM rounds")
+    assert str(failed.value).endswith(
+        f"; run 'r1' has a damaged file: `baccarat verify --out {tmp_path / 'data'}` names its repair"), failed.value
+    assert "\n" not in str(failed.value)
