@@ -251,8 +251,15 @@ def damaged_file_hint(error: duckdb.Error) -> str | None:
     return None
 
 
+# A sentence of DuckDB's advising a setting (`Use "SET max_expression_depth TO x" to increase ...`), which the
+# readers' confinement refuses
+_SET_ADVICE = re.compile(r'[^.]*"SET [^"]*"[^.]*\.')
+_TAKES_NO_SET = "(a reader of the warehouse takes no SET)"
+
+
 def error_with_hint(error: duckdb.Error) -> str:
-    """DuckDB's first line, and its hint ("Did you mean ...", "Candidate bindings: ...") on the same line."""
+    """DuckDB's first line, and its hint ("Did you mean ...", "Candidate bindings: ...") on the same line; advice
+    to SET a setting, which a reader cannot follow, said so."""
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     hints = [line for line in lines[1:] if line.startswith(("Did you mean", "Candidate bindings"))]
-    return " ".join(lines[:1] + hints)
+    return _SET_ADVICE.sub(" " + _TAKES_NO_SET, " ".join(lines[:1] + hints), count=1)

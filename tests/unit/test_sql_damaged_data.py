@@ -71,3 +71,13 @@ def test_a_truncated_file_of_a_run_names_verify_as_a_file_gone_does(tmp_path):
     assert str(failed.value).endswith(
         f"; run 'r1' has a damaged file: `baccarat verify --out {tmp_path / 'data'}` names its repair"), failed.value
     assert "\n" not in str(failed.value)
+
+
+def test_duckdbs_advice_to_set_a_setting_is_not_passed_on_to_a_reader_who_cannot(rounds_view):
+    """A deeply nested query ended in DuckDB's 'Use "SET max_expression_depth TO x" to increase the maximum
+    expression depth', and the readers refuse SET (a new user's trial)."""
+    con, _ = rounds_view
+    with pytest.raises(BaccaratError) as refused:
+        shell.run_one(con, Bounds(timeout=60), "SELECT " + "(" * 1100 + "1" + ")" * 1100)
+    assert str(refused.value) == ("Parser Error: Max expression depth limit of 1000 exceeded. "
+                                  "(a reader of the warehouse takes no SET)")
