@@ -47,7 +47,8 @@ def _list_runs(out: "Store", records: list["RunRecord"], as_json: bool) -> None:
     states, lines = _marts_states(out, records)
     if as_json:
         for record in records:
-            print(json.dumps(record.summary() | {"marts": {"built": True, "-": None}.get(states[record.run_id], False)}))
+            built = {"built": True, "-": None}.get(states[record.run_id], False)
+            print(json.dumps(record.summary() | {"marts": built}))
         return
     versions = "versions (rounds, shoes or banque_rounds)"
     table = TextTable(f"committed runs in {out}", ("run id", "rules", "seed", "shoes", "rounds", "marts", versions,

@@ -19,10 +19,10 @@ def runs_in_marts(out: Store) -> dict[str, set[str]]:
 
 def added_marts_to_build(out: Store) -> dict[str, dict[str, tuple[str, ...]]]:
     """The runs that have rows in a table another job adds (round_ev, sessions) but in none of the marts
-    built from it, with those tables and marts: that job committed after the run's marts were built (again, it removed
-    the marts built from the rows it replaced), and `baccarat marts --run-id` builds them. A run that some
-    of those marts hold is not named: one may have no rows of it (a system's drawdowns over no complete
-    session)."""
+    built from it, with those tables and marts: that job committed after the run's marts were built (again,
+    it removed the marts built from the rows it replaced), and `baccarat marts --run-id` builds them. A run
+    that some of those marts hold is not named: one may have no rows of it (a system's drawdowns over no
+    complete session)."""
     marts = [name for names in BUILT_FROM_ADDED.values() for name in names]
     held = _runs_in_tables(out, [*BUILT_FROM_ADDED, *(contract(name).table for name in marts)])
     added, built = held[:len(BUILT_FROM_ADDED)], dict(zip(marts, held[len(BUILT_FROM_ADDED):]))
