@@ -150,8 +150,9 @@ def holds_other_data(path: Path) -> bool:
 
 def _is_publish_link(path: Path) -> bool:
     """Whether `path` is the link a publish points at its file, `<name>.publishes/<publish>/<name>`."""
-    folder = path.with_name(path.name + PUBLISHES)
-    return path.is_symlink() and (path.parent / os.readlink(path)).parent.parent == folder
+    if not path.is_symlink():  # nor the root, which has no name to add to
+        return False
+    return (path.parent / os.readlink(path)).parent.parent == path.with_name(path.name + PUBLISHES)
 
 
 LINKS_FOLLOWED = 40  # as many as Linux follows in one path

@@ -91,6 +91,18 @@ def test_a_file_that_is_no_warehouse_was_a_failure_offering_to_publish_over_it(c
     assert f"{text} is not a warehouse: it is not a DuckDB database file" in err and "--warehouse" not in err
 
 
+@pytest.mark.parametrize("command", ["sql", "report"])
+def test_the_root_folder_as_the_warehouse_was_a_traceback(cli, tmp_path, command):
+    """`--warehouse /`, or a link to it: the root has no name, and Path.with_name raised ValueError."""
+    link = tmp_path / "root.duckdb"
+    link.symlink_to("/")
+    rest = {"sql": ["SELECT 1"], "report": ["--out", tmp_path, "--page", tmp_path / "page.html"]}[command]
+    for warehouse_path in ("/", link):
+        status, out, err = cli(command, "--warehouse", warehouse_path, *rest)
+        assert (status, out) == (2, "") and err.count("\n") == 1
+        assert f"the warehouse {warehouse_path} is a folder, not a DuckDB file" in err
+
+
 def test_a_memory_limit_too_small_to_open_the_warehouse_was_blamed_on_a_writer_holding_a_lock(cli, tmp_path):
     """DuckDB's 'failed to pin block' held the word 'lock'."""
     path = tmp_path / "warehouse.duckdb"
