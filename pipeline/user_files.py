@@ -181,6 +181,6 @@ def _check_not_a_broken_link(path: Path, noun: str) -> None:
 
 def _check_ancestors(path: Path, noun: str) -> None:
     """The nearest folder above `path` that exists must be a folder (not a file)."""
-    nearest = next(parent for parent in path.absolute().parents if parent.exists())
-    if not nearest.is_dir():
+    nearest = next((parent for parent in path.absolute().parents if parent.exists()), None)  # None: the root
+    if nearest is not None and not nearest.is_dir():
         raise BaccaratError(f"{noun} {str(path)!r}: {nearest} is a file, not a folder")

@@ -3,13 +3,14 @@ regular file, and more than it reads, in one line and promptly; every option tha
 a place no file can go, in one line, writing nothing."""
 
 import os
+from pathlib import Path
 
 import pytest
 from cli_process import baccarat, one_line_refusal
 
 from pipeline.cli import main
 from pipeline.cli.analytics import ROADS_INPUT_BYTES
-from pipeline.user_files import CONFIG_FILE_BYTES
+from pipeline.user_files import CONFIG_FILE_BYTES, output_folder
 
 X = "{file}"
 READERS = {  # each option that reads a file, the file being X
@@ -157,3 +158,8 @@ def test_an_empty_file_in_the_strategies_folder_is_replaced(tmp_path, capsys):
     assert main(["solve", "--rules", "chemin_de_fer_parlor", "--decks", "infinite", "--write-strategies",
                  str(tmp_path)]) == 0
     assert empty.read_text().startswith("# Written by `baccarat solve --write-strategies`.\nname: ")
+
+
+def test_the_root_folder_as_an_output_folder_was_a_traceback():
+    """`solve --write-strategies /`: the root has no folder above it, and looking for one raised StopIteration."""
+    assert output_folder("/", "--write-strategies") == Path("/")
