@@ -6,7 +6,8 @@ Registered as the `duckdb.baccarat` entry point of `sqlalchemy.dialects`; it nee
 and DuckDB 1.4.2 or later (1.4.2, 1.5.6 and 2.0.1 checked)."""
 
 import contextlib
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -28,16 +29,42 @@ class _QueryCursor(duckdb_engine.CursorWrapper):
     def __init__(self, warehouse: duckdb.DuckDBPyConnection, connection: "_WarehouseConnection") -> None:
         super().__init__(warehouse, connection)
         self._warehouse, self._bounds = warehouse, connection.bounds
+        self._deadline: float | None = None  # when the timeout of the statement whose rows are fetched ends
 
     def execute(self, statement: str, parameters=None, context=None) -> None:
         refuse_all_but_queries(self._warehouse, statement)
+        self._deadline = time.monotonic() + self._bounds.timeout
         with _as_duckdb_error(self._bounds.timed(self._warehouse)):
             super().execute(statement, parameters, context)
 
     def executemany(self, statement: str, parameters=None, context=None) -> None:
         refuse_all_but_queries(self._warehouse, statement)
+        self._deadline = time.monotonic() + self._bounds.timeout
         with _as_duckdb_error(self._bounds.timed(self._warehouse)):
             super().executemany(statement, parameters, context)
+
+    def fetchone(self):
+        row = self._within_the_timeout(self._warehouse.fetchone)
+        return self._exhausted_if(row is None, row)
+
+    def fetchmany(self, size: int | None = None) -> list:
+        rows = self._within_the_timeout(super().fetchmany, size)
+        return self._exhausted_if(len(rows) < (size or 1), rows)  # DuckDB fetches one row by default
+
+    def fetchall(self) -> list:
+        return self._exhausted_if(True, self._within_the_timeout(self._warehouse.fetchall))
+
+    def _within_the_timeout(self, fetch: Callable, *args):
+        """DuckDB computes a result's rows as they are fetched: they come within the statement's timeout too."""
+        if self._deadline is None:
+            return fetch(*args)
+        with _as_duckdb_error(self._bounds.timed(self._warehouse, within=self._deadline - time.monotonic())):
+            return fetch(*args)
+
+    def _exhausted_if(self, exhausted: bool, fetched):
+        if exhausted:
+            self._deadline = None
+        return fetched
 
 
 @contextlib.contextmanager

@@ -144,12 +144,13 @@ class Bounds:
                           *notes, f"give it more time with {more}"])
 
     @contextlib.contextmanager
-    def timed(self, con: "duckdb.DuckDBPyConnection") -> Iterator[list[str]]:
+    def timed(self, con: "duckdb.DuckDBPyConnection", within: float | None = None) -> Iterator[list[str]]:
         """Run the block's queries on `con` within the timeout: past it, DuckDB's query is interrupted and
         the block ends in a one-line BaccaratError, which carries the notes of DuckDB's error (what of the
         result was written: pipeline/marts/shell.py), even when the query ended all the same (DuckDB saw
         no interrupt while it folded constants): then with the notes the block added to the list it is
-        given (what it wrote); the connection stays usable."""
+        given (what it wrote); the connection stays usable. `within`: the seconds left of a statement's
+        timeout that began before the block (its rows fetched after it ran), instead of the whole timeout."""
         import duckdb
 
         expired, ended = threading.Event(), threading.Event()
@@ -159,7 +160,7 @@ class Bounds:
             while not ended.wait(0.05):
                 con.interrupt()
 
-        timer = threading.Timer(self.timeout, expire)
+        timer = threading.Timer(self.timeout if within is None else max(within, 0), expire)
         timer.daemon = True
         timer.start()
         if_late: list[str] = []

@@ -2,6 +2,8 @@
 threads with the connection, about 5 ms each here): a bound that is itself unbounded. Threads above
 MAX_THREADS are refused in one line, from the command line and from the environment."""
 
+import time
+
 import duckdb
 import pytest
 import sqlalchemy as sa
@@ -108,3 +110,25 @@ def test_a_size_past_what_duckdb_takes_said_the_warehouse_was_damaged(cli, tmp_p
     status, out, err = cli("sql", "--warehouse", tmp_path / "warehouse.duckdb", option, "99999999999TB", "SELECT 1")
     assert (status, out, err) == (2, "", f"error: {option} must be at most 1024TiB, not '99999999999TB'\n")
     assert Bounds.given(memory_limit="1024TiB").memory_limit == 2**50
+
+
+@pytest.mark.parametrize("fetch", ["iterate", "fetchall", "fetchmany"])
+def test_a_bi_query_whose_rows_are_computed_as_they_are_fetched_ran_past_its_timeout(tmp_path, fetch):
+    """DuckDB streams a result: execute returned at once, and fetching the rows of
+    `SELECT md5(...) FROM range(...)` ran for minutes past `?timeout=1`, outside the timeout's timer."""
+    warehouse = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(warehouse)).close()
+    engine = sa.create_engine(f"duckdb+baccarat:///{warehouse}?timeout=1&threads=1")
+    fetches = {"iterate": lambda result: list(result), "fetchall": lambda result: result.fetchall(),
+               "fetchmany": lambda result: result.fetchmany(10**6)}
+    with engine.connect() as con:
+        result = con.exec_driver_sql("SELECT md5(repeat(range::VARCHAR, 2000)) FROM range(400000)")
+        started = time.monotonic()
+        with pytest.raises(sa.exc.DBAPIError) as stopped:
+            fetches[fetch](result)
+        assert time.monotonic() - started < 5
+        assert str(stopped.value.orig).startswith("the query was stopped after 1 s, its statement timeout")
+        con.rollback()
+        assert con.exec_driver_sql("SELECT 42").fetchall() == [(42,)]
+        assert [row for row in con.exec_driver_sql("SELECT * FROM range(3)")] == [(0,), (1,), (2,)]
+    engine.dispose()
