@@ -27,6 +27,7 @@ ENVIRONMENT = {"timeout": "BACCARAT_SQL_TIMEOUT", "memory_limit": "BACCARAT_SQL_
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 MAX_THREADS = 256  # DuckDB starts each thread with the connection: 100,000 took many minutes to open
+_FROM_URI = "{}= in the connection URI"  # where a bound a BI connection tightened came from
 MAX_TIMEOUT = 1_000_000  # seconds, about 11 days; the timer that stops a query takes no wait past threading.TIMEOUT_MAX
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
@@ -104,7 +105,7 @@ class Bounds:
         if unknown:
             raise BaccaratError(f"{unknown[0]} cannot be set from a connection: it may tighten only "
                                 f"{', '.join(sorted(named))}")
-        given = {name: f"{name}= in the connection URI" for name in settings}
+        given = {name: _FROM_URI.format(name) for name in settings}
         tighter = {name: _parsed(name, value, given[name]) for name, value in settings.items()}
         looser = [name for name, value in tighter.items() if value > getattr(self, name)]
         if looser:
@@ -138,7 +139,9 @@ class Bounds:
     def timeout_message(self, *notes: str, late: bool = False) -> str:
         """The one line for a query stopped at its timeout (or `late`: whose result came after it), with
         `notes` on what became of it."""
-        more = "--timeout SECONDS" if "timeout" in self.options else f"{ENVIRONMENT['timeout']}=SECONDS"
+        more = ("--timeout SECONDS" if "timeout" in self.options else
+                f"a larger timeout= in the connection URI (at most {ENVIRONMENT['timeout']})"
+                if self.given_by("timeout") == _FROM_URI.format("timeout") else f"{ENVIRONMENT['timeout']}=SECONDS")
         what = "the query's result came after" if late else "the query was stopped after"
         return "; ".join([f"{what} {self.timeout:g} s, its statement timeout ({self.given_by('timeout')})",
                           *notes, f"give it more time with {more}"])

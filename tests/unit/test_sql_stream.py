@@ -49,6 +49,17 @@ def test_a_timeout_from_the_environment_says_so_and_where_the_report_takes_a_lon
                                   "give it more time with BACCARAT_SQL_TIMEOUT=SECONDS")
 
 
+
+def test_a_timeout_a_bi_connection_tightened_says_to_loosen_it_there():
+    """It said to set BACCARAT_SQL_TIMEOUT, while the bound that stopped the query was the URI's timeout=
+    (a new user's trial)."""
+    bounds = Bounds.given().tightened({"timeout": "1"})
+    with pytest.raises(BaccaratError) as stopped, bounds.timed(con := duckdb.connect()):
+        con.sql("SELECT count(*) FROM range(10000000000000)").fetchall()
+    assert str(stopped.value) == ("the query was stopped after 1 s, its statement timeout (timeout= in the connection "
+                                  "URI); give it more time with a larger timeout= in the connection URI (at most "
+                                  "BACCARAT_SQL_TIMEOUT)")
+
 def test_a_query_interrupted_while_its_rows_stream_was_a_traceback(capsys):
     con = duckdb.connect()
     threading.Timer(2, os.kill, (os.getpid(), signal.SIGINT)).start()
