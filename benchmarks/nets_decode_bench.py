@@ -16,7 +16,6 @@ It prints each time and the ratios; it is a report and exits 0.
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
 
 os.environ["POLARS_MAX_THREADS"] = "1"  # read once, when Polars is imported
@@ -26,18 +25,10 @@ import polars as pl  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+from bench_support import best_of_three  # noqa: E402
 
 from pipeline.runs import committed_runs, read_run  # noqa: E402
 from pipeline.storage import Store  # noqa: E402
-
-
-def best_of_three(work) -> float:
-    timings = []
-    for _ in range(3):
-        started = time.perf_counter()
-        work()
-        timings.append(time.perf_counter() - started)
-    return min(timings)
 
 
 def as_int32_cents(path: str, nets: list[str], target: Path) -> None:
