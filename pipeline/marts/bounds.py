@@ -139,12 +139,18 @@ class Bounds:
     def timeout_message(self, *notes: str, late: bool = False) -> str:
         """The one line for a query stopped at its timeout (or `late`: whose result came after it), with
         `notes` on what became of it."""
-        more = ("--timeout SECONDS" if "timeout" in self.options else
-                f"a larger timeout= in the connection URI (at most {ENVIRONMENT['timeout']})"
-                if self.given_by("timeout") == _FROM_URI.format("timeout") else f"{ENVIRONMENT['timeout']}=SECONDS")
         what = "the query's result came after" if late else "the query was stopped after"
         return "; ".join([f"{what} {self.timeout:g} s, its statement timeout ({self.given_by('timeout')})",
-                          *notes, f"give it more time with {more}"])
+                          *notes, f"give it more time with {self.more_of('timeout', 'SECONDS')}"])
+
+    def more_of(self, name: str, value: str) -> str:
+        """How to raise bound `name`: the opening command's option, a BI URI's key that tightened it (up to
+        the variable's), else the variable."""
+        if name in self.options:
+            return f"--{name.replace('_', '-')} {value}"
+        if self.given_by(name) == _FROM_URI.format(name):
+            return f"a larger {name}= in the connection URI (at most {ENVIRONMENT[name]})"
+        return f"{ENVIRONMENT[name]}={value}"
 
     @contextlib.contextmanager
     def timed(self, con: "duckdb.DuckDBPyConnection", within: float | None = None) -> Iterator[list[str]]:

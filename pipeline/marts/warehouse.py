@@ -88,25 +88,26 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
                             f"--warehouse {Path(path) / 'warehouse.duckdb'}")
     if not stable.is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
-    config = (bounds or Bounds.given()).config(stable.parent)
+    bounds = bounds or Bounds.given()
+    config, more_memory = bounds.config(stable.parent), bounds.more_of("memory_limit", "SIZE")
     for attempt in range(REPUBLISHED_ATTEMPTS):
         published = stable.resolve()
         try:
-            con = _open_published(path, published, config)
+            con = _open_published(path, published, config, more_memory)
             break
         except (WorldFailure, OSError):
             # a publish that pointed `path` at its new file and removed this one meanwhile: open the new one
             if attempt == REPUBLISHED_ATTEMPTS - 1 or stable.resolve() == published:
                 raise
     try:
-        _confine(con, stable)
+        _confine(con, stable, more_memory)
     except BaseException:
         con.close()
         raise
     return con
 
 
-def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBPyConnection:
+def _open_published(path: Path, published: Path, config: dict, more_memory: str) -> duckdb.DuckDBPyConnection:
     if journal(published).exists():
         raise WorldFailure(f"the warehouse {path} has a journal {journal(published)} that no publish wrote (a "
                             f"client opened the file read-write); it is not read: {_publish_again(path)}")
@@ -115,7 +116,7 @@ def _open_published(path: Path, published: Path, config: dict) -> duckdb.DuckDBP
         return duckdb.connect(str(published), read_only=True, config={"autoinstall_known_extensions": "false",
                                                                       "autoload_known_extensions": "false", **config})
     except duckdb.Error as error:
-        raise _cannot_open(path, error) from None
+        raise _cannot_open(path, error, more_memory) from None
 
 
 WAREHOUSE_MART = "outcome_summary"  # a mart every publish holds, the layout before publishes too
@@ -169,7 +170,7 @@ def _publish_link(path: Path) -> Path:
     return link if _is_publish_link(link) else path
 
 
-def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailure:
+def _cannot_open(path: Path, error: duckdb.Error, more_memory: str) -> BaccaratError | WorldFailure:
     """A file there that a publish may not replace is bad input, and publishing over it is not offered;
     a warehouse that DuckDB cannot read, or another process holds for writing, is a failure of the world;
     one line saying what to do."""
@@ -178,8 +179,8 @@ def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailur
         return BaccaratError(f"{path} is not a warehouse: it is not a DuckDB database file (give the path of "
                              f"the warehouse `baccarat marts` published)")
     if reason.startswith("Out of Memory"):
-        return BaccaratError(f"warehouse {path} cannot be opened within the memory limit ({reason}): give "
-                             "--memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more")
+        return BaccaratError(f"warehouse {path} cannot be opened within the memory limit ({reason}): give it "
+                             f"more with {more_memory}")
     if re.search(r"\block", reason.lower()):  # not the "block" of other errors
         hint = f"another process holds it open for writing: end that process, or {_publish_again(path)}"
     elif "different configuration" in reason:  # DuckDB opens a file once per process, with one configuration
@@ -190,7 +191,7 @@ def _cannot_open(path: Path, error: duckdb.Error) -> BaccaratError | WorldFailur
     return WorldFailure(f"warehouse {path} cannot be opened ({reason}); {hint}")
 
 
-def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
+def _confine(con: duckdb.DuckDBPyConnection, stable: Path, more_memory: str) -> None:
     """Views name their files relative to the warehouse's folder, which DuckDB searches for them. The
     database of a connection this process has open to the file already is confined already (the
     connections of one process share it: Bounds.config)."""
@@ -208,7 +209,7 @@ def _confine(con: duckdb.DuckDBPyConnection, stable: Path) -> None:
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error as error:
-        raise _cannot_open(stable, error) from None
+        raise _cannot_open(stable, error, more_memory) from None
 
 
 def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:

@@ -9,7 +9,7 @@ import threading
 import duckdb
 import pytest
 
-from pipeline.errors import WorldFailure
+from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts import warehouse
 from pipeline.marts.bounds import Bounds
 
@@ -21,7 +21,7 @@ def test_ctrl_c_while_the_warehouse_is_confined_is_130_from_main_and_the_connect
     duckdb.connect(str(path)).close()
     opened = []
 
-    def interrupted(con, stable):
+    def interrupted(con, stable, more_memory):
         opened.append(con)
         raise RuntimeError("Query interrupted")
 
@@ -110,6 +110,18 @@ def test_a_memory_limit_too_small_to_open_the_warehouse_was_blamed_on_a_writer_h
     status, out, err = cli("sql", "--warehouse", path, "--memory-limit", "1KB", "SELECT 1")
     assert (status, out) == (2, "") and err.count("\n") == 1
     assert "cannot be opened within the memory limit" in err and "another process" not in err
+    assert err.endswith("give it more with --memory-limit SIZE\n"), err
+
+
+def test_a_memory_limit_a_bi_uri_tightened_says_to_loosen_it_there(tmp_path):
+    """It said to give --memory-limit (or BACCARAT_SQL_MEMORY_LIMIT) more, while the bound was the URI's
+    memory_limit= (a new user's trial)."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    with pytest.raises(BaccaratError) as refused:
+        warehouse.open_warehouse(path, Bounds.given().tightened({"memory_limit": "1KB"}))
+    assert str(refused.value).endswith("give it more with a larger memory_limit= in the connection URI (at most "
+                                       "BACCARAT_SQL_MEMORY_LIMIT)"), refused.value
 
 
 def test_a_warehouse_published_inside_a_table_was_removed_by_its_vacuum(tmp_path):
