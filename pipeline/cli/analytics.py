@@ -63,7 +63,8 @@ def marts(
                       f"simulate --overwrite, composition or backtest), so {len(stale)} of them, such as {stale[0]}, "
                       f"are left out: baccarat marts --run-id {run.run_id} --out {out.uri} builds them", file=sys.stderr)
         warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
-    for line in left_out + unlogged_added_rows(out):
+        unlogged = unlogged_added_rows(out)  # round_ev and sessions as the runs' check opened them
+    for line in left_out + unlogged:
         print(f"warning: {line}", file=sys.stderr)
     views = ", views of their rounds and shoes" if out.is_local else " (their rounds and shoes stay in OUT)"
     left = f" but {len(left_out):,} left out (the warnings above)" if left_out else ""
