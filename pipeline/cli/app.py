@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from pipeline.allocator import keep_freed_pages
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
 from pipeline.user_files import as_bytes_read, not_utf8
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
     leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
+    keep_freed_pages()
     if _standard_streams_opened():
         print("error: stdout is closed: to drop a command's output, send it to /dev/null", file=sys.stderr)
         return 2

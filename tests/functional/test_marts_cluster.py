@@ -107,6 +107,31 @@ def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
     assert spark_ranges(spark)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
 
 
+def test_the_tasks_polars_keeps_the_pages_it_frees(spark):
+    """pipeline/allocator.py, through the executors' environment (pipeline/spark.py): a query over 20M
+    integers run again a second and a half after the same query twice faults no new pages in
+    (tests/unit/test_allocator.py shows that Polars' own setting does)."""
+
+    def page_faults_of_a_second_query(_):
+        import resource
+        import time
+
+        import polars as pl
+
+        def page_faults():
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            pl.DataFrame({"a": pl.int_range(0, 20_000_000, eager=True)}).select(pl.col("a") * 2).sum()
+            return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+        first = page_faults()
+        page_faults()
+        time.sleep(1.5)
+        return first, page_faults()
+
+    for first, second in spark.parallelize([0, 1], 2).map(page_faults_of_a_second_query).collect():
+        assert second < first / 10, (first, second)
+
+
 def test_the_tasks_python_workers_import_the_installed_pyspark(spark):
     """Spark puts its zipped pyspark first on the workers' path, which Python compiles afresh in every
     daemon; the daemon of pipeline/spark_daemon.py imports the installed one, as the driver does."""
