@@ -51,8 +51,15 @@ def test_polars_keeps_the_pages_it_frees_in_a_process_the_cli_started(arm):
         assert second > first / 2
 
 
-def test_spark_executors_keep_them_too_unless_set():
+def test_spark_executors_keep_them_too_unless_set(monkeypatch):
+    executors = f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}"
+    monkeypatch.delenv(POLARS_ALLOCATOR_VARIABLE, raising=False)
+    assert executor_settings(SparkConf(loadDefaults=False)).get(executors) == KEEP_FREED_PAGES
+    own = SparkConf(loadDefaults=False).set(executors, "narenas:1")
+    assert executor_settings(own).get(executors) == "narenas:1"
+
+
+def test_a_setting_of_the_users_own_reaches_the_executors_too(monkeypatch):
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, "dirty_decay_ms:500")
     assert executor_settings(SparkConf(loadDefaults=False)).get(
-        f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}") == KEEP_FREED_PAGES
-    own = SparkConf(loadDefaults=False).set(f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}", "narenas:1")
-    assert executor_settings(own).get(f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}") == "narenas:1"
+        f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}") == "dirty_decay_ms:500"
