@@ -66,6 +66,20 @@ def as_bytes_read(text: str) -> str:
     return "".join(f"\\x{ord(char) - 0xDC00:02x}" if 0xDC80 <= ord(char) <= 0xDCFF else char for char in text)
 
 
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (a named pipe)"), (stat.S_ISSOCK, "a socket"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def special_file(path: Path | str) -> str | None:
+    """What is at `path`, its links followed, when it is neither a regular file nor a folder ("a FIFO (a
+    named pipe)", "a socket", a device); None otherwise, nothing there included. Nothing is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((name for is_kind, name in _SPECIAL_FILES if is_kind(mode)), None)
+
+
 def _check_regular(mode: int, noun: str, text: str, kind: str) -> None:
     if stat.S_ISDIR(mode):
         raise BaccaratError(f"{noun} {text!r} is a folder, not a {kind}")
@@ -134,6 +148,8 @@ DELTA_LOG = "_delta_log"  # the folder that makes its parent a Delta table
 
 def is_duckdb_file(path: Path) -> bool:
     offset, magic = DUCKDB_MAGIC
+    if not path.is_file():  # a FIFO would block the open
+        return False
     try:
         with path.open("rb") as stream:
             return stream.read(offset + len(magic))[offset:] == magic

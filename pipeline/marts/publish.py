@@ -28,7 +28,7 @@ from pipeline.orphans import orphan_problem, orphan_runs
 from pipeline.runs import RUNS, DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, PartitionTaken, StorageError, Store
-from pipeline.user_files import check_outside_tables
+from pipeline.user_files import check_outside_tables, special_file
 
 
 def conform(table: pa.Table, name: str, run: RunInput) -> pa.Table:
@@ -165,6 +165,9 @@ def check_warehouse_path(target: Path) -> Path:
                             "give another path (--warehouse), or another folder")
     if not target.name or target.is_dir():
         raise BaccaratError(f"the warehouse {target} is a folder: give the path of a file, such as {target / WAREHOUSE}")
+    if kind := special_file(target):  # never opened to see whether it is a DuckDB file: a FIFO would block
+        raise BaccaratError(f"the warehouse {target} is {kind}: it is left as it is; give the path of a file, such "
+                            f"as {target.parent / WAREHOUSE}")
     check_outside_tables(target, "the warehouse")
     if not may_be_replaced(target):
         what = ("a DuckDB database that is not a warehouse (it holds tables, none of them a mart)"

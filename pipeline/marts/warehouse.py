@@ -12,7 +12,7 @@ import duckdb
 
 from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts.bounds import Bounds
-from pipeline.user_files import is_duckdb_file
+from pipeline.user_files import is_duckdb_file, special_file
 
 SEAL = ".sha256"  # beside a published file: its SHA-256 as the publish wrote it
 PUBLISHES = ".publishes"  # the folder beside the warehouse's path that holds the published file
@@ -86,6 +86,9 @@ def open_warehouse(path: Path, bounds: Bounds | None = None) -> duckdb.DuckDBPyC
     if stable.is_dir():
         raise BaccaratError(f"the warehouse {path} is a folder, not a DuckDB file: name the file, as in "
                             f"--warehouse {Path(path) / 'warehouse.duckdb'}")
+    if kind := special_file(stable):  # never opened: a FIFO would block
+        raise BaccaratError(f"the warehouse {path} is {kind}, not a DuckDB file: name the file `baccarat marts` "
+                            "published")
     if not stable.is_file():
         raise BaccaratError(f"no warehouse at {path} (run `baccarat marts` first)")
     bounds = bounds or Bounds.given()

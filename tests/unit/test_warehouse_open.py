@@ -4,10 +4,12 @@ at once in one process."""
 
 import os
 import shutil
+import socket
 import threading
 
 import duckdb
 import pytest
+from cli_process import baccarat, one_line_refusal
 
 from pipeline.errors import BaccaratError, WorldFailure
 from pipeline.marts import warehouse
@@ -101,6 +103,55 @@ def test_the_root_folder_as_the_warehouse_was_a_traceback(cli, tmp_path, command
         status, out, err = cli(command, "--warehouse", warehouse_path, *rest)
         assert (status, out) == (2, "") and err.count("\n") == 1
         assert f"the warehouse {warehouse_path} is a folder, not a DuckDB file" in err
+
+
+def special_file(kind: str, folder) -> str:
+    """A FIFO, a socket or a device at a path a test names as the warehouse (the socket named relative to
+    `folder`, the current folder, as an AF_UNIX path is at most 108 bytes)."""
+    if kind == "device":
+        return "/dev/null"
+    if kind == "fifo":
+        os.mkfifo(folder / "w.duckdb")
+    else:
+        with socket.socket(socket.AF_UNIX) as bound:
+            bound.bind("w.duckdb")
+    return str(folder / "w.duckdb")
+
+
+SPECIAL_FILES = {"fifo": "a FIFO (a named pipe)", "socket": "a socket", "device": "a character device"}
+
+
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
+def test_a_fifo_socket_or_device_as_the_warehouse_was_no_warehouse_at_it(tmp_path, monkeypatch, kind):
+    """`sql --warehouse FIFO` said "no warehouse at FIFO (run `baccarat marts` first)": it says what is there,
+    in a process of its own (given 60 s: the FIFO is never opened)."""
+    monkeypatch.chdir(tmp_path)
+    path = special_file(kind, tmp_path)
+    done = baccarat(["sql", "--warehouse", path, "SELECT 1"], tmp_path)
+    one_line_refusal(done.returncode, done.stdout, done.stderr,
+                     f"the warehouse {path} is {SPECIAL_FILES[kind]}, not a DuckDB file")
+
+
+def test_a_fifo_as_the_warehouse_to_publish_blocked_the_check_of_its_first_bytes(tmp_path):
+    """`run --warehouse FIFO` (and `marts`) opened the FIFO to see whether it held a database of the user's own,
+    and waited for a writer forever (in a process of its own, given 60 s)."""
+    path = special_file("fifo", tmp_path)
+    done = baccarat(["run", "--out", str(tmp_path / "data"), "--warehouse", path], tmp_path)
+    one_line_refusal(done.returncode, done.stdout, done.stderr,
+                     f"the warehouse {path} is a FIFO (a named pipe): it is left as it is")
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("kind", ["socket", "device"])
+def test_a_socket_or_device_as_the_warehouse_to_publish_says_what_it_is(tmp_path, monkeypatch, kind):
+    """A socket named *.duckdb was a path a publish may replace (`run` went on to deal), /dev/null "a file
+    that is not a DuckDB database"."""
+    from pipeline.marts.publish import check_warehouse_path
+
+    monkeypatch.chdir(tmp_path)
+    path = special_file(kind, tmp_path)
+    with pytest.raises(BaccaratError, match=f"^the warehouse {path} is {SPECIAL_FILES[kind]}: it is left as it is"):
+        check_warehouse_path(path)
 
 
 def test_a_memory_limit_too_small_to_open_the_warehouse_was_blamed_on_a_writer_holding_a_lock(cli, tmp_path):
