@@ -4,6 +4,8 @@ files, one commit per run and table, and vacuum."""
 import contextlib
 import json
 import random
+import re
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -30,6 +32,8 @@ TABLE_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false", "delta.checkpoi
 # the table: SHA-256}}. The time tells a file's own commit from an earlier one that added the same path.
 CHECKSUMS = "baccarat.checksums"
 HISTORY_STEP = 4  # commits whose records are read at first, newest first; four times more each step after
+# delta-rs's full vacuum lists every file under the table, and stops at a link that leads back to itself (ELOOP)
+_LINK_LOOP = re.compile(r"IO error for operation on (.+?): Too many levels of symbolic links")
 
 
 # The tables a command keeps open (see DeltaTables.keeping_tables_open): {(OUT, table): DeltaTable}. The
@@ -314,5 +318,16 @@ class DeltaTables:
                 if not dry_run:
                     delta.create_checkpoint()
             except DeltaError as error:
-                raise StorageError(f"table {table!r} cannot be vacuumed: {first_line(error)}") from None
+                raise _cannot_vacuum(table, error) from None
         return removed
+
+
+def _cannot_vacuum(table: str, error: Exception) -> StorageError:
+    """The one line for a vacuum delta-rs failed; a symbolic link loop in the table's folder (`ln -s loop loop`),
+    which it cannot list past, named with what to do about it."""
+    said = first_line(error)
+    if loop := _LINK_LOOP.search(said):
+        return StorageError(f"table {table!r} cannot be vacuumed: {loop[1]} is a symbolic link in a loop (it leads "
+                            f"back to itself), which vacuum cannot list past: remove the link (rm "
+                            f"{shlex.quote(loop[1])}) and vacuum again")
+    return StorageError(f"table {table!r} cannot be vacuumed: {said}")
