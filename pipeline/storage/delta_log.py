@@ -1,6 +1,7 @@
 """A Delta table's log: its entries, the first one a reader cannot get past, and setting the damaged
 part aside so that the table reads as its last whole version (docs/repair.md)."""
 
+import contextlib
 import json
 import os
 import re
@@ -132,5 +133,18 @@ class DeltaLog:
             if self.file_sizes([f"{table}/{DELTA_LOG}/{LAST_CHECKPOINT}"])[0] is not None:
                 names = [*names, LAST_CHECKPOINT]
             self.filesystem.create_dir(self.fs_path(table, aside))
-            for name in sorted(names, reverse=True):  # the newest first: the log has no gap meanwhile
-                self.filesystem.move(self.fs_path(table, DELTA_LOG, name), self.fs_path(table, aside, name))
+            try:
+                for name in sorted(names, reverse=True):  # the newest first: the log has no gap meanwhile
+                    self.filesystem.move(self.fs_path(table, DELTA_LOG, name), self.fs_path(table, aside, name))
+            except BaseException:
+                self._remove_if_empty(table, aside)
+                raise
+
+    def _remove_if_empty(self, table: str, aside: str) -> None:
+        """Remove the folder `aside` when nothing was moved into it (a log that cannot be written: `chattr +i`,
+        a read-only mount), so no empty `_delta_log.damaged-*` is left; any error doing so gives way to the
+        move's own."""
+        with contextlib.suppress(OSError, pa.ArrowException):
+            selector = pafs.FileSelector(self.fs_path(table, aside), allow_not_found=True)
+            if not self.filesystem.get_file_info(selector):
+                self.filesystem.delete_dir(self.fs_path(table, aside))
