@@ -171,11 +171,25 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
 
 def _unreadable(store: Store, table: str) -> bool:
     """Whether deltalake cannot read the table's log."""
+    return _damaged_log(store, table) is not None
+
+
+def _damaged_log(store: Store, table: str) -> DamagedLog | None:
+    """Why deltalake cannot read the table's log, None when it can."""
     try:
         store.delta_table(table)
-        return False
-    except DamagedLog:
-        return True
+        return None
+    except DamagedLog as damaged:
+        return damaged
+
+
+def damaged_run_logs(store: Store, records: list[RunRecord]) -> list[str]:
+    """A line for each table the runs' rows are in (rounds, shoes, banque_rounds) whose log deltalake cannot
+    read, naming verify, which gives its repair (`marts` fails on it until then): a reader of the runs table
+    and the marts (`runs`) shows no damage of theirs otherwise. Each log is opened, no data file read."""
+    tables = store.possible_tables([table for table in RUN_TABLES if any(table in r.versions for r in records)])
+    return [f"{damaged} (`baccarat marts` fails on it until then)"
+            for damaged in each_at_once(lambda table: _damaged_log(store, table), tables) if damaged]
 
 
 def damaged_logs(store: Store, tables: list[str]) -> list[str]:

@@ -31,16 +31,20 @@ def runs(
 ) -> None:
     """The committed runs, with the Delta versions of their commits and their times, and whether their
     marts are built: a run without is not in the warehouse, its rounds and shoes views included. A run the
-    runs table lost (docs/repair.md) is a warning naming its repair, or the error when no run is committed."""
+    runs table lost (docs/repair.md) is a warning naming its repair, or the error when no run is committed;
+    a damaged log of the tables the runs' rows are in, a warning naming verify."""
     from pipeline.orphans import orphan_problem, orphan_runs, refuse_orphans
+    from pipeline.repair import damaged_run_logs
     from pipeline.runs import read_runs
 
-    records = read_runs(out.check_readable())
-    orphans = orphan_runs(out, {r.run_id for r in records})
-    refuse_orphans(out, [] if records else orphans)
-    _list_runs(out, records, as_json)
-    for orphan in orphans:
-        print(f"warning: {orphan_problem(out, orphan)}", file=sys.stderr)
+    with out.keeping_tables_open():  # the data tables' logs, read for the orphans, are read once
+        records = read_runs(out.check_readable())
+        orphans = orphan_runs(out, {r.run_id for r in records})
+        refuse_orphans(out, [] if records else orphans)
+        damaged = damaged_run_logs(out, records)
+        _list_runs(out, records, as_json)
+    for line in [orphan_problem(out, orphan) for orphan in orphans] + damaged:
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def _list_runs(out: "Store", records: list["RunRecord"], as_json: bool) -> None:
