@@ -84,6 +84,10 @@ def spark_job(task_id: str, job: str, arguments: list[str], **options) -> SparkJ
     )
 
 
+# The shipped rule sets whose table decides every draw (pipeline.rule_sets.fixed_tableau_rule_sets, which this
+# file does not import: tests/unit/test_airflow_params.py holds them equal). Any other is refused when the run
+# is triggered: banque was dealt, then failed at the marts task; chemin de fer failed at simulate.
+DAILY_RULES = ["europe", "ez_baccarat", "punto_banco", "super_six"]
 RUN_ID = "{{ daily_run_id(dag_run, params.rules) }}"
 OUT = "{{ var.value.baccarat_out }}"
 
@@ -96,7 +100,10 @@ with DAG(
     default_args={"retries": 2},  # the delay between tries: Airflow's [core] default_task_retry_delay
     user_defined_macros={"daily_run_id": daily_run_id, "daily_seed": daily_seed},
     params={
-        "rules": Param("punto_banco", type="string", description="A rule set in conf/rules, by name."),
+        "rules": Param("punto_banco", type="string", enum=DAILY_RULES, description=(
+            "A rule set in conf/rules whose table decides every draw, by name. Not banque (two hands: the marts "
+            "and the report read one-hand rounds) nor chemin de fer (its strategies are no params here): deal "
+            "those with `baccarat simulate`.")),
         "shoes": Param(200_000, type="integer", description="Shoes dealt per day (the CLI checks the range)."),
         "composition": Param(False, type="boolean", description="Also run the composition job (round_ev)."),
         "vacuum_weekday": Param(6, type="integer", description="The weekday of the vacuum, 0 Monday to 6 Sunday."),
