@@ -204,3 +204,12 @@ def test_a_bad_param_fails_the_first_task_at_once_with_the_cli_s_one_line_messag
     assert "simulate: bad input, the job's one line is above; not retried" in printed, printed[-5000:]
     assert "Spark-Submit cmd" in printed and printed.count("Spark-Submit cmd") == 1  # tried once
     assert "task_id=marts" not in printed
+
+
+def test_a_trigger_with_a_rule_set_the_dag_cannot_play_is_refused_before_any_task(deployment, bucket):
+    """Banque dealt, then failed at the marts task; the rules param's enum refuses it as the run starts."""
+    airflow, _ = deployment
+    done = airflow("dags", "test", DAG_ID, SECOND, "-c", json.dumps({"rules": "banque"}), out=bucket)
+    printed = done.stdout + done.stderr
+    assert done.returncode != 0 and "'banque' is not one of" in printed, printed[-5000:]
+    assert "Spark-Submit cmd" not in printed
