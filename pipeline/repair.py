@@ -56,6 +56,16 @@ def unlogged_added_rows(store: Store) -> list[str]:
     return lines
 
 
+def damaged_past(store: Store, table: str) -> DamagedLog | None:
+    """The damaged entry of a round_ev or sessions log that deltalake reads past: a commit file left empty
+    (a writer killed, a disk that filled, a copy truncated), which it takes for a commit of no actions, so
+    that the rows the commit added are gone without a word (no runs row lists them, as it lists rounds and
+    shoes files); None when the log is whole, or for another table, whose lost rows a check names."""
+    if table not in ADDED_TABLES or (damaged := store.damaged_log_entry(table)) is None:
+        return None
+    return DamagedLog(table, *damaged, store.uri)
+
+
 def _table_repair(store: Store, table: str) -> str:
     """The command that repairs a table's damaged log (docs/repair.md)."""
     out = shlex.quote(store.uri)
@@ -82,6 +92,8 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
     are missing or of another size than the log records."""
     try:
         held = store.run_ids(table)
+        if damaged := damaged_past(store, table):
+            raise damaged
         if table in RUN_TABLES or table in ADDED_TABLES:
             return []  # their files are checked run by run
         files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held))
@@ -170,8 +182,8 @@ def verify_store(store: Store, run_ids: list[str] | None = None) -> tuple[list[s
 
 
 def _unreadable(store: Store, table: str) -> bool:
-    """Whether deltalake cannot read the table's log."""
-    return _damaged_log(store, table) is not None
+    """Whether deltalake cannot read the table's log, or reads past a damaged entry of it (damaged_past)."""
+    return _damaged_log(store, table) is not None or damaged_past(store, table) is not None
 
 
 def _damaged_log(store: Store, table: str) -> DamagedLog | None:
@@ -193,7 +205,8 @@ def damaged_run_logs(store: Store, records: list[RunRecord]) -> list[str]:
 
 
 def damaged_logs(store: Store, tables: list[str]) -> list[str]:
-    """Those of `tables` whose log deltalake cannot read (nothing written: see set_logs_aside)."""
+    """Those of `tables` whose log deltalake cannot read, or reads past a damaged entry of (damaged_past);
+    nothing written: see set_logs_aside."""
     tables = store.possible_tables(tables)
     unreadable = each_at_once(lambda table: _unreadable(store, table), tables)
     return [table for table, damaged in zip(tables, unreadable) if damaged]
