@@ -198,10 +198,12 @@ def _check_written(plan: JobPlan, files: list[dict]) -> None:
         raise JobFailed(f"{plan.what} was not committed: {error}") from None
 
 
-def _interrupted(context, plan: JobPlan) -> None:
-    """A Ctrl-C while the plan's tasks ran: once the driver's JVM and its tasks' workers are gone
-    (spark.ended_with_its_workers), the temporary files of this job's attempts go; every other file stays,
-    other jobs' temporaries included (`baccarat vacuum` removes those, stale, that died)."""
+def _stopped(context, plan: JobPlan) -> None:
+    """A Ctrl-C, or a task that failed, while the plan's tasks ran: once the driver's JVM and its tasks'
+    workers are gone (spark.ended_with_its_workers), the temporary files of this job's attempts go (a
+    failed task removes its own, but Spark ends the others mid-write: on a disk that filled, they had
+    carried on into the space it freed); every other file stays, other jobs' temporaries included
+    (`baccarat vacuum` removes those, stale, that died)."""
     if ended_with_its_workers(context):
         for table in plan.tables:
             plan.out.remove_temporaries(table, plan.run_id, plan.job, stale_seconds=None)
@@ -233,8 +235,8 @@ def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | No
 
     try:
         results = plan.settled(run_tasks(plan, plan.ranges(), on_progress), rewrite)
-    except KeyboardInterrupt:
-        _interrupted(context, plan)
+    except (KeyboardInterrupt, JobFailed):
+        _stopped(context, plan)
         raise
     for table in plan.tables:  # every task succeeded: temporaries left are from dead attempts
         plan.out.remove_temporaries(table, plan.run_id, plan.job)

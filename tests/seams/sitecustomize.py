@@ -5,6 +5,9 @@ pipeline reads the variable or imports this module.
 
 - first-attempt: the first attempt of every task fails mid-write, after its first batch, so that a test
   sees Spark retry each task.
+- first-task-fails: the task of the first range fails mid-write as on a full disk (an OSError), after its
+  first batch and a few seconds;
+  every other task, after its first batch, waits, so that it is still writing when Spark ends the job.
 - marts-first-attempt: the first attempt of every task of `baccarat marts --master` (a shoe range's
   partials, pipeline/marts/cluster.py) fails before it reads anything.
 - marts-gated: every task of `baccarat marts --master` marks its start with a file
@@ -14,6 +17,7 @@ pipeline reads the variable or imports this module.
   upload's chunk encoding (the size prefix, the bytes, the last chunk), a few bytes longer than recorded.
 """
 
+import errno
 import functools
 import os
 import time
@@ -30,6 +34,20 @@ def failing_first_attempt(task):
             report_batch(shoes, rows)
             if TaskContext.get().attemptNumber() == 0:
                 raise RuntimeError(f"injected fault: first attempt of the task for shoes {first}-{last - 1}")
+
+        return task(plan, settings, first, last, report)
+
+    return run
+
+
+def failing_first_task(task):
+    def run(plan, settings, first, last, report_batch):
+        def report(shoes, rows):
+            report_batch(shoes, rows)
+            if first == 0:
+                time.sleep(3)  # the other tasks have written a batch each meanwhile
+                raise OSError(errno.ENOSPC, f"injected fault: no space left for the task for shoes {first}-{last - 1}")
+            time.sleep(120)
 
         return task(plan, settings, first, last, report)
 
@@ -84,4 +102,5 @@ if FAULT in MARTS_FAULTS:
 elif FAULT:
     from pipeline import jobs
 
-    jobs.run_task = {"first-attempt": failing_first_attempt, "grown-object": growing_objects}[FAULT](jobs.run_task)
+    jobs.run_task = {"first-attempt": failing_first_attempt, "first-task-fails": failing_first_task,
+                     "grown-object": growing_objects}[FAULT](jobs.run_task)
