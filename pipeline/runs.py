@@ -227,7 +227,7 @@ def read_committed_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
         raise BaccaratError(f"unknown run id {run_id!r}: no row in {store.location(RUNS)}")
     if record.is_banque:
         raise BaccaratError(f"run {run_id!r} is a baccarat banque run, in {store.location(BANQUE_ROUNDS)}: the marts, "
-                            "the report and the composition read one-hand rounds")
+                            "the report, the composition and the backtest read one-hand rounds")
     try:
         return record, RuleSet.model_validate(record.rule_set)
     except ValidationError as error:

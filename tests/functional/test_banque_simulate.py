@@ -54,8 +54,11 @@ def test_a_banque_run_has_its_runs_row_so_runs_lists_it_and_a_rerun_is_decided_b
     assert json.loads(stdout)["marts"] is None  # no marts to build: they read one-hand rounds
     assert "nothing to do" in cli(*args)[1]  # decided by its runs row
     assert committed_runs(out) == [] and committed_runs(out, "banque_rounds") == ["banque-s5-n300"]
-    status, _, err = cli("composition", "--run-id", "banque-s5-n300", "--out", out)
-    assert status == 2 and "is a baccarat banque run" in err and err.count("\n") == 1
+    for command in ("composition", "backtest"):  # the backtest's line named the other readers alone
+        status, _, err = cli(command, "--run-id", "banque-s5-n300", "--out", out,
+                             *(["--systems", "flat_banker"] if command == "backtest" else []))
+        assert status == 2 and "is a baccarat banque run" in err and err.count("\n") == 1
+        assert "the composition and the backtest read one-hand rounds" in err
     assert cli("verify", "--out", out)[0] == 0
 
 
