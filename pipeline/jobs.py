@@ -74,6 +74,10 @@ class JobPlan(Protocol):
 
     def result(self, written: Written) -> Any: ...  # a RunRecord when in_runs
 
+    def commit_metadata(self, table: str) -> dict:
+        """What the commit of `table` records beside its files (Store.commit_partition's `metadata`): none."""
+        return {}
+
     def settled(self, results: list[dict], rewrite: Callable[["JobPlan", list[tuple[int, int]]], list[dict]]) \
             -> list[dict]:
         """The tasks' results to commit: these. A plan whose tasks' results must be checked together
@@ -248,7 +252,8 @@ def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | No
     may_replace = _may_replace(plan, overwrite)
     try:
         versions = {table: plan.out.commit_partition(table, plan.run_id, [f for f in files if f["table"] == table],
-                                                     plan.table_schema(table), transaction, may_replace)
+                                                     plan.table_schema(table), transaction, may_replace,
+                                                     plan.commit_metadata(table))
                     for table in plan.tables}
         result = plan.result(Written(results, files, versions, started, datetime.now(UTC), context.master))
         if plan.in_runs:

@@ -23,6 +23,7 @@ Money = Annotated[Decimal, Field(gt=0, le=MAX_MONEY, decimal_places=2, allow_inf
 MAX_COUNT = 10**12  # a round limit or a Labouchère number: the session kernel holds them in 64-bit integers
 Count = Annotated[int, Field(ge=1, le=MAX_COUNT, strict=True)]
 SIDES = ("banker", "player")
+SYSTEMS_PLAYED = "baccarat.systems"  # a sessions commit's record of each system's unit and bet as played
 CHOOSERS = ("same_side", "follow_last_winner", "opposite_last_winner", "big_road_column", "derived_road_colour")
 DERIVED_ROADS = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}  # columns back they compare with
 PROGRESSIONS = ("flat", "martingale", "paroli", "one_three_two_six", "dalembert", "fibonacci", "labouchere",

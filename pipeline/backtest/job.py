@@ -27,7 +27,7 @@ from pipeline.runs import RunRecord, check_run
 from pipeline.schemas import contract
 from pipeline.session_kernel import TIE
 from pipeline.storage import Store
-from pipeline.systems import System, known_systems, load_system
+from pipeline.systems import SYSTEMS_PLAYED, System, known_systems, load_system
 from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
@@ -92,6 +92,13 @@ class Plan(JobPlan):
 
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         return write_range(self, first, last, report_batch)
+
+    def commit_metadata(self, table: str) -> dict:
+        """Each system's unit and bet as played (None for a chooser's), which the system marts take: the
+        system's file may be edited, or another file take its name, after the sessions were played."""
+        return {SYSTEMS_PLAYED: {system.name: {"unit": str(system.unit),
+                                               "bet": system.bet if isinstance(system.bet, str) else None}
+                                 for system in self.systems}}
 
     def settled(self, results: list[dict], rewrite: Callable) -> list[dict]:
         return settled(self, results, rewrite)

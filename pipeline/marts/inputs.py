@@ -22,7 +22,7 @@ from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run, read_run
 from pipeline.schemas import contract
-from pipeline.systems import known_systems, load_system
+from pipeline.systems import SYSTEMS_PLAYED, known_systems, load_system
 from pipeline.storage import Store
 
 MARTS = (
@@ -74,6 +74,12 @@ def strategy_pair_reference(rule_set: RuleSet, strategies: StrategyPair) -> Refe
     return Reference(chances, bets)
 
 
+def _terms_of(name: str) -> dict[str, str | None]:
+    """The unit and bet of the shipped system `name` as its file says now (None: a chooser's bet)."""
+    system = load_system(name)
+    return {"unit": str(system.unit), "bet": system.bet if isinstance(system.bet, str) else None}
+
+
 @dataclass(frozen=True)
 class RunInput:
     out: Store
@@ -83,6 +89,9 @@ class RunInput:
     # take them, and the SHA-256 their commit recorded (None: none recorded); checked by load_run
     added: Mapping[str, Mapping[str, str | None]]
     tasks_hash: bool = False  # the range tasks check the SHA-256 of the rounds and shoes files they read, not load_run
+    # each system's unit and bet as its sessions were played ({name: {"unit", "bet"}}), as their commit
+    # recorded them; None for sessions committed before that was recorded
+    played: Mapping[str, Mapping[str, str | None]] | None = None
 
     @property
     def run_id(self) -> str:
@@ -99,17 +108,19 @@ class RunInput:
 
     def system_terms(self, names: list[str]) -> pa.Table:
         """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet
-        (null for a system whose rule chooses between Banker and Player). The unit and the bet come from
-        the shipped system of that name: for a system backtested from a file of its own, both are null."""
+        (null for a system whose rule chooses between Banker and Player). The unit and the bet are the
+        shipped system's of that name as its sessions were played (their commit's record; the file as it is
+        now for sessions committed before that was recorded): for a system backtested from a file of its
+        own, both are null."""
         shipped = set(known_systems())
-        systems = [load_system(name) if name in shipped else None for name in names]
+        terms = [None if name not in shipped else (self.played or {}).get(name) or _terms_of(name) for name in names]
         evs = {kind: float(odds.ev) for kind, odds in self.reference.bets.items()}
         return pa.table({"system": pa.array(names, pa.string()),
-                         "unit": pa.array([system and system.unit for system in systems], pa.decimal128(18, 2)),
+                         "unit": pa.array([Decimal(t["unit"]) if t else None for t in terms], pa.decimal128(18, 2)),
                          "ev_banker": pa.array([evs.get("banker")] * len(names), pa.float64()),
                          "ev_player": pa.array([evs.get("player")] * len(names), pa.float64()),
-                         "ev_bet": pa.array([evs.get(system.bet) if system and isinstance(system.bet, str) else None
-                                             for system in systems], pa.float64())})
+                         "ev_bet": pa.array([evs.get(t["bet"]) if t and t["bet"] else None for t in terms],
+                                            pa.float64())})
 
     @cached_property
     def strategies(self) -> StrategyPair | None:
@@ -170,7 +181,8 @@ def load_run(out: Store, run_id: str, tasks_hash: bool = False) -> RunInput:
     record, rule_set = read_committed_run(out, run_id)
     check_run(out, record, checksums=out.is_local and not tasks_hash, read_files=out.is_local)
     added = {table: _added_files(out, record, table) for table in ADDED_TABLES}
-    run = RunInput(out, record, rule_set, added, tasks_hash)
+    played = out.commit_record(SESSIONS, run_id, SYSTEMS_PLAYED) if added[SESSIONS] else None
+    run = RunInput(out, record, rule_set, added, tasks_hash, played)
     try:
         checked_pair(rule_set, run.strategies)
     except BaccaratError as error:

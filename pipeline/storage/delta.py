@@ -125,9 +125,14 @@ class DeltaTables:
         delta = self.delta_table(table, version)
         return [] if delta is None else self._files_in(delta, table, run_ids, checksums)
 
-    def _files_in(self, delta, table: str, run_ids: list[str], checksums: bool = False) -> list[dict]:
+    @staticmethod
+    def _add_actions(delta, run_ids: list[str]) -> list[dict]:
+        """The add actions of the runs' files in the table's current version."""
         key = f"partition.{partition_column()}"
-        actions = [a for a in pa.table(delta.get_add_actions(flatten=True)).to_pylist() if a.get(key) in run_ids]
+        return [a for a in pa.table(delta.get_add_actions(flatten=True)).to_pylist() if a.get(key) in run_ids]
+
+    def _files_in(self, delta, table: str, run_ids: list[str], checksums: bool = False) -> list[dict]:
+        actions = self._add_actions(delta, run_ids)
         recorded = self._recorded_checksums(delta, table, {(a["path"], a["modification_time"]) for a in actions}) \
             if checksums and actions else None
         files = [{"path": f"{table}/{a['path']}", "size": a["size_bytes"], "rows": a.get("num_records")}
@@ -155,6 +160,30 @@ class DeltaTables:
             if added <= found.keys() or len(commits) < limit:
                 return {key: found[key] for key in added if key in found}
             limit *= 4
+
+    def commit_record(self, table: str, run_id: str, key: str):
+        """What the commit that added the run's files of `table` recorded under `key` (commit_partition's
+        `metadata`), read from the newest commit back; None when it recorded none (a commit by a version of
+        the pipeline before, or a repair's), or the table holds no file of the run."""
+        from deltalake.exceptions import DeltaError
+
+        delta = self.delta_table(table)
+        added = {a["modification_time"] for a in self._add_actions(delta, [run_id])} if delta is not None else set()
+        limit = HISTORY_STEP
+        while added:
+            with self._errors(f"table {table!r} is not readable"):
+                try:
+                    commits = delta.history(limit)
+                except DeltaError as error:
+                    raise StorageError(f"the log of table {table!r} is not readable: {first_line(error)}") from None
+            for commit in commits:
+                record = commit.get(key)
+                if isinstance(record, dict) and record.get("modification_time") in added:
+                    return record.get("value")
+            if len(commits) < limit:
+                break
+            limit *= 4
+        return None
 
     def run_ids(self, table: str) -> set[str]:
         """The runs that have committed rows in a table."""
@@ -186,13 +215,15 @@ class DeltaTables:
         return rows
 
     def commit_partition(self, table: str, run_id: str, files: list[dict], schema: pa.Schema,
-                         transaction: tuple[str, int], may_replace: Callable[[list[str]], bool] | None = None) -> int:
+                         transaction: tuple[str, int], may_replace: Callable[[list[str]], bool] | None = None,
+                         metadata: dict | None = None) -> int:
         """Replace run `run_id` in OUT/<table> by `files` (paths under OUT, sizes, rows) in one Delta
         commit that records the application transaction `transaction` (app id, version); returns the
         table's version that holds them. When the run already holds exactly these files (a retried
         or duplicated commit), nothing is committed. Lost races are retried on the new snapshot.
         `may_replace(paths)`, when given, decides whether the run's other files may be replaced: when
-        not, PartitionTaken, and the run's files are the others alone."""
+        not, PartitionTaken, and the run's files are the others alone. `metadata` ({key: value}) is recorded
+        in the commit beside the files (commit_record reads it)."""
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         uri = self.location(table)
@@ -213,7 +244,7 @@ class DeltaTables:
                     self._give_way(delta, table, run_id, others, schema, transaction, committed_version is not None)
                 # Otherwise commit (again): delta-rs lets two overwrites of a partition that was empty when
                 # both read the table land side by side, so a racer's files beside ours are replaced too.
-                self._overwrite_partition(delta, table, run_id, files, schema, transaction)
+                self._overwrite_partition(delta, table, run_id, files, schema, transaction, metadata)
                 delta.update_incremental()  # the next pass checks the run's files on the table as it is now
                 committed_version = delta.version()
             except CommitFailedError:
@@ -260,8 +291,10 @@ class DeltaTables:
 
     @staticmethod
     def _overwrite_partition(delta, table: str, run_id: str, files: list[dict], schema: pa.Schema,
-                             transaction: tuple[str, int]) -> None:
-        """One commit of `files` in place of the run's partition, recording the application transaction."""
+                             transaction: tuple[str, int], metadata: dict | None = None) -> None:
+        """One commit of `files` in place of the run's partition, recording the application transaction, and
+        each value of `metadata` with the time of the commit's add actions (which tells this commit's record
+        from an earlier one's, as for the checksums)."""
         from deltalake import CommitProperties, Transaction
         from deltalake.transaction import AddAction
 
@@ -269,13 +302,14 @@ class DeltaTables:
         actions = [AddAction(f["path"].removeprefix(f"{table}/"), f["size"], {partition: run_id}, now,
                              True, json.dumps({"numRecords": f["rows"]})) for f in files]
         hashed = {f["path"].removeprefix(f"{table}/"): f["sha256"] for f in files if f.get("sha256")}
+        recorded = ({CHECKSUMS: {"modification_time": now, "sha256": hashed}} if hashed else {}) | {
+            key: {"modification_time": now, "value": value} for key, value in (metadata or {}).items()}
         app_id, version = transaction
         delta.create_write_transaction(
             actions, mode="overwrite", schema=schema, partition_by=[partition],
             partition_filters=[(partition, "=", run_id)],
-            commit_properties=CommitProperties(
-                custom_metadata={CHECKSUMS: {"modification_time": now, "sha256": hashed}} if hashed else None,
-                app_transactions=[Transaction(app_id, version)]))
+            commit_properties=CommitProperties(custom_metadata=recorded or None,
+                                               app_transactions=[Transaction(app_id, version)]))
 
     def _open_or_create(self, table: str, schema: pa.Schema):
         from deltalake import DeltaTable

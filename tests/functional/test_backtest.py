@@ -21,6 +21,7 @@ from pipeline.config_files import resource
 from pipeline.jobs import run_job
 from pipeline.play import CHECKPOINTS, Round, play_session
 from pipeline.storage import Store
+from pipeline.systems import SYSTEMS_PLAYED
 from pipeline.tasks import content_key, shoe_ranges
 
 RUN = "bt"
@@ -109,6 +110,16 @@ def test_ranges_guessing_their_first_session_wrong_give_the_rows_of_one_range(sp
                      on_again=lambda shoes: stages.append(shoes) or (lambda shoes_done, rows_done: None))
     assert result["partitions"] == partitions and committed_sessions(out) == one_range
     assert len(stages) > 1, "ranges guessed wrong were played again in one stage at most: the case is not exercised"
+
+
+def test_the_commit_records_each_system_s_unit_and_bet_as_played_for_the_marts(spark, backtested):
+    """The marts took a shipped system's unit and bet from its file as it was when they were built: an edit
+    after the backtest counted its sessions' drawdowns in the new unit (tests/unit/test_systems_as_played.py)."""
+    out, plan = backtested
+    run_job(spark, plan)
+    played = Store.parse(str(out)).commit_record("sessions", RUN, SYSTEMS_PLAYED)
+    assert played["flat_banker"] == {"unit": "10", "bet": "banker"}
+    assert played["big_road_column"] == {"unit": "10", "bet": None} and set(played) == {*SYSTEMS, PER_SHOE}
 
 
 def test_a_range_played_again_played_every_system_where_only_some_were_guessed_wrong(spark, backtested, monkeypatch):
