@@ -66,6 +66,14 @@ def damaged_past(store: Store, table: str) -> DamagedLog | None:
     return DamagedLog(table, *damaged, store.uri)
 
 
+def refuse_damaged_past(store: Store) -> None:
+    """DamagedLog for a round_ev or sessions log with a damaged entry deltalake reads past (damaged_past):
+    the marts would leave out the rows it lost without a word, and a checkpoint would sum it up for good."""
+    for table in ADDED_TABLES:
+        if damaged := damaged_past(store, table):
+            raise damaged
+
+
 def _table_repair(store: Store, table: str) -> str:
     """The command that repairs a table's damaged log (docs/repair.md)."""
     out = shlex.quote(store.uri)

@@ -158,6 +158,7 @@ def vacuum(
     """Remove files no committed version needs (attempts that never committed, replaced runs and
     marts) and checkpoint the tables' logs."""
     from pipeline.orphans import orphan_runs, refuse_orphans
+    from pipeline.repair import refuse_damaged_past
     from pipeline.runs import RUN_TABLES, read_runs
     from pipeline.storage import STALE_AGE
 
@@ -165,6 +166,7 @@ def vacuum(
     refuse_orphans(out, orphan_runs(out, {r.run_id for r in records}),
                    " (vacuum waits for the repair: it could remove a row file no table lists)")
     _refuse_lost_commits(out, records)
+    refuse_damaged_past(out)  # its checkpoint would sum the damaged entry up, and verify could no longer name it
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
     tables = out.tables()
     if not tables:

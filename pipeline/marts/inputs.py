@@ -17,7 +17,7 @@ from pipeline.games.strategies import shown_name
 from pipeline.games.value import pair_value
 from pipeline.orphans import orphan_runs, refuse_orphans
 from pipeline.play import ENDINGS
-from pipeline.repair import ADDED_TABLES, ROUND_EV, SESSIONS, added_problems, damaged_past
+from pipeline.repair import ADDED_TABLES, ROUND_EV, SESSIONS, added_problems, refuse_damaged_past
 from pipeline.rule_sets import RuleSet
 from pipeline.rules import Result
 from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run, read_run
@@ -221,9 +221,7 @@ def load_runs(out: Store, run_ids: list[str] | None = None, tasks_hash: bool = F
                    f" (the other runs build with {_run_ids(committed)})" if committed else "")
     if not committed:
         raise BaccaratError(f"no committed run in {out} (run `baccarat simulate` first)")
-    for table in ADDED_TABLES:  # a commit deltalake reads past would leave marts of its rows out without a word
-        if damaged := damaged_past(out, table):
-            raise damaged
+    refuse_damaged_past(out)
     if run_ids:
         return [load_run(out, run_id, tasks_hash) for run_id in dict.fromkeys(run_ids)]
     runs, refusals = [], []

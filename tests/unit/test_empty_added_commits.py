@@ -1,8 +1,8 @@
 """A commit of the sessions or round_ev log left empty (`: > data/sessions/_delta_log/...01.json`, a writer
 killed, a disk that filled): deltalake reads it as a commit of no actions, so the rows it added were gone
 without a word. `verify` said every log checks out, `marts` emptied the system marts, and the backtest
-`verify` would name could not set it aside (a new user's trial). Now verify names it, marts refuses in one
-line, and the repair sets the log aside from it. No JVM."""
+`verify` would name could not set it aside, and `vacuum` checkpointed over it (a new user's trial). Now
+verify names it, marts and vacuum refuse in one line, and the repair sets the log aside from it. No JVM."""
 
 import pyarrow as pa
 import pytest
@@ -49,3 +49,10 @@ def test_marts_refuses_sessions_whose_log_it_would_read_past(tmp_path, monkeypat
     with pytest.raises(DamagedLog, match="commit 2 is empty"):
         inputs.load_runs(store)
 
+
+def test_vacuum_refuses_to_checkpoint_over_an_empty_commit(tmp_path, cli):
+    # its checkpoint summed the empty commit up: verify then said every log checks out, for good
+    emptied(tmp_path, "sessions")
+    status, _, err = cli("vacuum", "--out", tmp_path)
+    assert status == 1 and err.count("\n") == 1 and "commit 2 is empty (no actions)" in err
+    assert not list((tmp_path / "sessions" / "_delta_log").glob("*.checkpoint.parquet"))
