@@ -143,47 +143,46 @@ class DeltaTables:
     def _recorded_checksums(self, delta, table: str, added: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
         """The SHA-256 the commits recorded (CHECKSUMS) of the files added as `added` (path in the table,
         modification time), read from the newest commit back until every one is found."""
+        found = {}
+        for commits in self._history_batches(delta, table):
+            for commit in commits:
+                record = commit.get(CHECKSUMS)
+                if isinstance(record, dict) and isinstance(record.get("sha256"), dict):
+                    for path, digest in record["sha256"].items():
+                        found.setdefault((path, record.get("modification_time")), digest)
+            if added <= found.keys():
+                break
+        return {key: found[key] for key in added if key in found}
+
+    def commit_record(self, table: str, run_id: str, key: str):
+        """What the commit that added the run's files of `table` recorded under `key` (commit_partition's
+        `metadata`), read from the newest commit back; None when it recorded none (a commit by a version of
+        the pipeline before, or a repair's), or the table holds no file of the run."""
+        delta = self.delta_table(table)
+        added = {a["modification_time"] for a in self._add_actions(delta, [run_id])} if delta is not None else set()
+        for commits in self._history_batches(delta, table) if added else ():
+            for commit in commits:
+                record = commit.get(key)
+                if isinstance(record, dict) and record.get("modification_time") in added:
+                    return record.get("value")
+        return None
+
+    def _history_batches(self, delta, table: str) -> Iterator[list[dict]]:
+        """The table's commits, newest first: the first HISTORY_STEP, then four times as many each step (each
+        batch holds the one before), until a batch holds the log's first commit."""
         from deltalake.exceptions import DeltaError
 
-        found, limit = {}, HISTORY_STEP
+        limit = HISTORY_STEP
         while True:
             with self._errors(f"table {table!r} is not readable"):
                 try:
                     commits = delta.history(limit)
                 except DeltaError as error:
                     raise StorageError(f"the log of table {table!r} is not readable: {first_line(error)}") from None
-            for commit in commits:
-                record = commit.get(CHECKSUMS)
-                if isinstance(record, dict) and isinstance(record.get("sha256"), dict):
-                    for path, digest in record["sha256"].items():
-                        found.setdefault((path, record.get("modification_time")), digest)
-            if added <= found.keys() or len(commits) < limit:
-                return {key: found[key] for key in added if key in found}
-            limit *= 4
-
-    def commit_record(self, table: str, run_id: str, key: str):
-        """What the commit that added the run's files of `table` recorded under `key` (commit_partition's
-        `metadata`), read from the newest commit back; None when it recorded none (a commit by a version of
-        the pipeline before, or a repair's), or the table holds no file of the run."""
-        from deltalake.exceptions import DeltaError
-
-        delta = self.delta_table(table)
-        added = {a["modification_time"] for a in self._add_actions(delta, [run_id])} if delta is not None else set()
-        limit = HISTORY_STEP
-        while added:
-            with self._errors(f"table {table!r} is not readable"):
-                try:
-                    commits = delta.history(limit)
-                except DeltaError as error:
-                    raise StorageError(f"the log of table {table!r} is not readable: {first_line(error)}") from None
-            for commit in commits:
-                record = commit.get(key)
-                if isinstance(record, dict) and record.get("modification_time") in added:
-                    return record.get("value")
+            yield commits
             if len(commits) < limit:
-                break
+                return
             limit *= 4
-        return None
 
     def run_ids(self, table: str) -> set[str]:
         """The runs that have committed rows in a table."""
