@@ -7,7 +7,8 @@ million shoes."""
 
 import os
 
-# Read once, when Polars is imported; Polars adds it after its own settings, so that it wins.
+# Read once, when Polars is imported; Polars adds it after its own settings, so that it wins, and writes the
+# whole back: read after Polars' import, the variable says Polars' settings, not the user's.
 POLARS_ALLOCATOR_VARIABLE = "_RJEM_MALLOC_CONF"
 KEEP_FREED_PAGES = "dirty_decay_ms:-1,muzzy_decay_ms:-1"
 
@@ -15,8 +16,3 @@ KEEP_FREED_PAGES = "dirty_decay_ms:-1,muzzy_decay_ms:-1"
 def keep_freed_pages() -> None:
     """This process's Polars, imported from now on, keeps the pages it frees (unless the variable is set)."""
     os.environ.setdefault(POLARS_ALLOCATOR_VARIABLE, KEEP_FREED_PAGES)
-
-
-def polars_allocator_setting() -> str:
-    """The setting this process gives its Spark executors: the user's, if the variable is set."""
-    return os.environ.get(POLARS_ALLOCATOR_VARIABLE, KEEP_FREED_PAGES)

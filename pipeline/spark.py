@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pipeline.allocator import POLARS_ALLOCATOR_VARIABLE, polars_allocator_setting
+from pipeline.allocator import KEEP_FREED_PAGES, POLARS_ALLOCATOR_VARIABLE
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.home_folders import user_folder
@@ -236,7 +236,8 @@ def executor_settings(conf):
     """`conf` with what the executors' Python workers need, unless set already."""
     # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
     conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
-    conf.setIfMissing(f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}", polars_allocator_setting())
+    # pipeline/allocator.py; a user's own setting for the executors is spark.executorEnv._RJEM_MALLOC_CONF
+    conf.setIfMissing(f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}", KEEP_FREED_PAGES)
     # Executors given the package by --py-files add it to a worker's path only as a task starts: the daemon,
     # started before, could not import it, so they keep pyspark's own.
     if not conf.get("spark.submit.pyFiles"):

@@ -51,15 +51,10 @@ def test_polars_keeps_the_pages_it_frees_in_a_process_the_cli_started(arm):
         assert second > first / 2
 
 
-def test_spark_executors_keep_them_too_unless_set(monkeypatch):
+def test_spark_executors_keep_them_too_unless_their_spark_conf_says_otherwise(monkeypatch):
+    """Whatever this process's variable holds: once Polars is imported, it holds Polars' own settings."""
     executors = f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}"
-    monkeypatch.delenv(POLARS_ALLOCATOR_VARIABLE, raising=False)
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, "dirty_decay_ms:500,muzzy_decay_ms:1000")
     assert executor_settings(SparkConf(loadDefaults=False)).get(executors) == KEEP_FREED_PAGES
     own = SparkConf(loadDefaults=False).set(executors, "narenas:1")
     assert executor_settings(own).get(executors) == "narenas:1"
-
-
-def test_a_setting_of_the_users_own_reaches_the_executors_too(monkeypatch):
-    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, "dirty_decay_ms:500")
-    assert executor_settings(SparkConf(loadDefaults=False)).get(
-        f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}") == "dirty_decay_ms:500"
