@@ -97,6 +97,10 @@ class System(_Strict):
     table: TableLimits
     session: Session
 
+    def played_terms(self) -> dict[str, str | None]:
+        """Its unit and fixed bet (None: a chooser's), as a sessions commit records them (SYSTEMS_PLAYED)."""
+        return {"unit": str(self.unit), "bet": self.bet if isinstance(self.bet, str) else None}
+
     @model_validator(mode="after")
     def _consistent(self) -> "System":
         if isinstance(self.bet, str) and self.bet not in BET_KINDS:

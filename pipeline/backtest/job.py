@@ -96,9 +96,7 @@ class Plan(JobPlan):
     def commit_metadata(self, table: str) -> dict:
         """Each system's unit and bet as played (None for a chooser's), which the system marts take: the
         system's file may be edited, or another file take its name, after the sessions were played."""
-        return {SYSTEMS_PLAYED: {system.name: {"unit": str(system.unit),
-                                               "bet": system.bet if isinstance(system.bet, str) else None}
-                                 for system in self.systems}}
+        return {SYSTEMS_PLAYED: {system.name: system.played_terms() for system in self.systems}}
 
     def settled(self, results: list[dict], rewrite: Callable) -> list[dict]:
         return settled(self, results, rewrite)

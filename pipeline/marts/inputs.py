@@ -74,12 +74,6 @@ def strategy_pair_reference(rule_set: RuleSet, strategies: StrategyPair) -> Refe
     return Reference(chances, bets)
 
 
-def _terms_of(name: str) -> dict[str, str | None]:
-    """The unit and bet of the shipped system `name` as its file says now (None: a chooser's bet)."""
-    system = load_system(name)
-    return {"unit": str(system.unit), "bet": system.bet if isinstance(system.bet, str) else None}
-
-
 @dataclass(frozen=True)
 class RunInput:
     out: Store
@@ -113,7 +107,8 @@ class RunInput:
         now for sessions committed before that was recorded): for a system backtested from a file of its
         own, both are null."""
         shipped = set(known_systems())
-        terms = [None if name not in shipped else (self.played or {}).get(name) or _terms_of(name) for name in names]
+        played = self.played or {}
+        terms = [None if name not in shipped else played.get(name) or load_system(name).played_terms() for name in names]
         evs = {kind: float(odds.ev) for kind, odds in self.reference.bets.items()}
         return pa.table({"system": pa.array(names, pa.string()),
                          "unit": pa.array([Decimal(t["unit"]) if t else None for t in terms], pa.decimal128(18, 2)),
