@@ -103,36 +103,43 @@ def _entries(big_road: pl.LazyFrame, derived: pl.LazyFrame, *columns: str) -> pl
 def column_lengths(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
     """prep_road_columns.sql: how many logical columns of each length each road has; a derived road's
     columns are its runs of one colour in seq order (`derived` as roads_polars.derived_marks gives it,
-    road after road in shoe and seq order: a run starts where the mark, the shoe or the road changes)."""
-    starts = pl.any_horizontal(pl.col(name) != pl.col(name).shift() for name in ("mark", "shoe_id", "road"))
-    runs = derived.with_columns(run=starts.fill_null(True).cum_sum()).group_by("road", "run").agg(length=pl.len())
+    road after road in shoe and seq order: a run starts where the mark, the shoe or the road changes,
+    and lasts until the next run starts)."""
+    starts = roads_polars.run_starts("mark", "shoe_id", "road")
+    first_rows = pl.int_range(pl.len()).filter(starts)
+    runs = derived.select(pl.col("road").filter(starts), length=first_rows.shift(-1).fill_null(pl.len()) - first_rows)
     columns = pl.concat([big_road.group_by("road", "shoe_id", "col").agg(length=pl.len()).select("road", "length"),
-                         runs.select("road", "length")])
+                         runs.select("road", pl.col("length").cast(pl.get_index_type()))])
     return columns.group_by("road", pl.col("length").cast(pl.Int64)).agg(columns=pl.len().cast(pl.Int64))
 
 
 def road_conditions(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFrame:
-    """prep_road_conditions.sql. Each condition is counted on its own (grouped by the previous marks, the
-    pattern string built per group), then the counts are added up by (condition, pattern) as in the SQL."""
-    banker = (pl.col("mark") == "B").sum().cast(pl.Int64)
-    counts = dict(observations=pl.len().cast(pl.Int64), next_banker=banker)
-    # lag(mark, k) OVER (PARTITION BY shoe_id ORDER BY seq), on the rows sorted once
-    ordered = big_road.select("shoe_id", "seq", "mark").sort("shoe_id", "seq")
-    lags = {f"m{k}": pl.when(pl.col("shoe_id").shift(k) == pl.col("shoe_id")).then(pl.col("mark").shift(k))
+    """prep_road_conditions.sql. Each condition is counted on its own (grouped by the previous results as
+    booleans, B or not, the pattern string built per group), then the counts are added up by (condition,
+    pattern) as in the SQL."""
+    counts = dict(observations=pl.len().cast(pl.Int64), next_banker=pl.col("banker").sum().cast(pl.Int64))
+    # lag(mark, k) OVER (PARTITION BY shoe_id ORDER BY seq), B or not, on the rows sorted once
+    ordered = big_road.select("shoe_id", "seq", banker=pl.col("mark") == "B").sort("shoe_id", "seq")
+    lags = {f"m{k}": pl.when(pl.col("shoe_id").shift(k) == pl.col("shoe_id")).then(pl.col("banker").shift(k))
             for k in range(1, 5)}
     previous = ordered.with_columns(**lags)
     last = [previous.filter(pl.col(f"m{k}").is_not_null())
             .group_by([f"m{j}" for j in range(k, 0, -1)]).agg(**counts)
             .select(condition=pl.lit(f"last_{k}"),  # oldest first: m_k || ... || m_1
-                    pattern=pl.concat_str([pl.col(f"m{j}") for j in range(k, 0, -1)]),
+                    pattern=pl.concat_str([_side(f"m{j}") for j in range(k, 0, -1)]),
                     **{name: name for name in counts})
             for k in range(1, 5)]
     by_roads = (derived.filter(pl.col("next_mark").is_not_null())
                 .group_by("road", "mark")
-                .agg(**counts | {"next_banker": (pl.col("next_mark") == "B").sum().cast(pl.Int64)})
+                .agg(observations=pl.len().cast(pl.Int64), next_banker=(pl.col("next_mark") == "B").sum().cast(pl.Int64))
                 .select(condition="road", pattern="mark", **{name: name for name in counts}))
     return pl.concat([*last, by_roads]).group_by("condition", "pattern").agg(
         pl.col("observations").sum(), pl.col("next_banker").sum())
+
+
+def _side(banker: str) -> pl.Expr:
+    """The big road's mark of a result that was B (`banker` true) or not."""
+    return pl.when(pl.col(banker)).then(pl.lit("B")).otherwise(pl.lit("P"))
 
 
 def road_partials(outcomes: pl.LazyFrame) -> dict[str, pl.LazyFrame]:

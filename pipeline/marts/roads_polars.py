@@ -50,30 +50,46 @@ def derived(big_road: pl.LazyFrame) -> pl.LazyFrame:
     return _logical(derived_marks(big_road))
 
 
+def run_starts(*keys: str) -> pl.Expr:
+    """Whether a row starts a run of rows of equal `keys` (the first row does)."""
+    return pl.any_horizontal(pl.col(key) != pl.col(key).shift() for key in keys).fill_null(True)
+
+
+def _first_row_of_run(*keys: str) -> pl.Expr:
+    """The index of the first row of each row's run of equal `keys`."""
+    return pl.when(run_starts(*keys)).then(pl.int_range(pl.len())).forward_fill()
+
+
 def placed_big_road(outcomes: pl.LazyFrame) -> pl.LazyFrame:
     """road_big_road_placed.sql: the big road of rounds that carry their place on it (big_road_column,
-    streak_index), but for the ties; `seq` its column's first seq plus its row."""
+    streak_index), but for the ties; `seq` its column's first seq plus its row. Sorted by shoe and column,
+    a column's first seq is how many rows of its shoe come before the column's first row."""
     entries = outcomes.filter(pl.col("outcome") != "T").select(
         pl.col("shoe_id").cast(pl.Int64), "round", mark=pl.col("outcome").cast(pl.String),
-        col=pl.col("big_road_column").cast(pl.Int32), row=pl.col("streak_index").cast(pl.Int32))
-    lengths = entries.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32))
-    starts = lengths.select("shoe_id", "col", first_seq=(pl.col("length").cum_sum() - pl.col("length"))
-                            .over("shoe_id", order_by="col"))
-    return entries.join(starts, on=["shoe_id", "col"]).select(
-        pl.lit("big_road", pl.String).alias("road"), "shoe_id", seq=pl.col("first_seq") + pl.col("row"),
-        round="round", mark="mark", col="col", row="row")
+        col=pl.col("big_road_column").cast(pl.Int32), row=pl.col("streak_index").cast(pl.Int32)).sort("shoe_id", "col")
+    first_seq = (_first_row_of_run("shoe_id", "col") - _first_row_of_run("shoe_id")).cast(pl.Int32)
+    return entries.select(pl.lit("big_road", pl.String).alias("road"), "shoe_id", seq=first_seq + pl.col("row"),
+                          round="round", mark="mark", col="col", row="row")
 
 
 def _behind(big_road: pl.LazyFrame) -> pl.LazyFrame:
     """road_derived.sql's `behind`: per column c, its length l0, the lengths l1..l4 of columns c-1..c-4 of
     the same shoe (null if none), whether it is the shoe's last, and start1..start3, the seq after the
-    first entry of columns 1..3 (null if none)."""
-    lengths = big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32), first_seq=pl.col("seq").min())
-    back = [pl.col("length").shift(n).over("shoe_id", order_by="col").alias(f"l{n}") for n in range(1, 5)]
+    first entry of columns 1..3 (null if none). The lags and the last column are shifts of the columns
+    sorted by shoe and column."""
+    lengths = (big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32), first_seq=pl.col("seq").min())
+               .sort("shoe_id", "col"))
+    back = [pl.when(_same_shoe(n)).then(pl.col("length").shift(n)).alias(f"l{n}") for n in range(1, 5)]
     starts = [(pl.col("first_seq").filter(pl.col("col") == k).min() + 1).over("shoe_id").alias(f"start{k}")
               for k in (1, 2, 3)]
-    last_column = (pl.col("col") == pl.col("col").max().over("shoe_id")).alias("last_column")
+    last_column = (~_same_shoe(-1)).fill_null(True).alias("last_column")
     return lengths.select("shoe_id", "col", pl.col("length").alias("l0"), last_column, *back, *starts)
+
+
+def _same_shoe(rows_back: int) -> pl.Expr:
+    """Whether the row `rows_back` rows before (after, when negative) is of the same shoe: null past the
+    frame's edge."""
+    return pl.col("shoe_id").shift(rows_back) == pl.col("shoe_id")
 
 
 def derived_marks(big_road: pl.LazyFrame) -> pl.LazyFrame:
