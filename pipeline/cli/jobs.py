@@ -176,7 +176,7 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     from pipeline.exact import exact_odds
     from pipeline.games.pairs import strategy_pair
     from pipeline.games.strategies import shown_name
-    from pipeline.jobs import already_committed
+    from pipeline.jobs import already_committed, restores
     from pipeline.orphans import orphan_run
     from pipeline.runs import read_run
     from pipeline.simulate import job
@@ -190,7 +190,9 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     plan = job.plan_for(out, rule_set, seed, shoes, run_id, partitions, strategies)
     _print_repairs(out, overwrite)
     # a run the runs table lost, with no row file left to commit again, is replaced by the one dealt
-    replacing = overwrite and (read_run(out, plan.run_id) is not None or orphan_run(out, plan.run_id) is not None)
+    restoring = overwrite and restores(plan)
+    replacing = overwrite and not restoring and (read_run(out, plan.run_id) is not None
+                                                 or orphan_run(out, plan.run_id) is not None)
     if already_committed(plan, overwrite, print):
         print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
         return plan.run_id
@@ -199,6 +201,9 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     _summary(record, out, time.monotonic() - started)
     if replacing:
         _forget_replaced_run(out, plan.run_id)
+    elif restoring:
+        print(f"run {plan.run_id!r} dealt again as it was committed: what was built from its rows (marts, round_ev, "
+              "sessions) stands")
     return plan.run_id
 
 
@@ -253,10 +258,13 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
     _published_again(forgotten)
 
 
-def _forget_stale_marts(out: "Store", run_id: str, command: str) -> None:
+def _forget_stale_marts(out: "Store", run_id: str, command: str, restored: bool) -> None:
+    """The run's marts built from the rows `command` replaced go; none when it wrote the committed rows again."""
     from pipeline.marts.replaced import forget_stale_marts
 
-    if forgotten := forget_stale_marts(out, run_id, command):
+    if restored:
+        print(f"the rows written again are those committed: the run's {command} marts stand")
+    elif forgotten := forget_stale_marts(out, run_id, command):
         where = shlex.join(["--run-id", run_id, "--out", out.uri])
         print(f"the run's {command} marts, built from the rows these replaced, are removed: "
               f"`baccarat marts {where}` builds them anew")
@@ -285,7 +293,7 @@ def composition(
     """Exact EV of every bet before every round of a committed run, from the cards a player has not
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     from pipeline.composition import job as composition_job
-    from pipeline.jobs import already_committed
+    from pipeline.jobs import already_committed, restores
     from pipeline.repair import repair_logs
     from pipeline.runs import check_run_id
 
@@ -297,6 +305,7 @@ def composition(
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
         return
+    restored = restores(plan)
     started = time.monotonic()
     result = _run_on_spark(plan, master, f"composition {run_id}", plan.shoes, composition_job.default_partitions)
     seconds = time.monotonic() - started
@@ -304,7 +313,7 @@ def composition(
           f"{count(result['rounds'], 'round')}, {count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
           f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
           f"{', '.join(result['counts']) or 'none'}")
-    _forget_stale_marts(out, run_id, "composition")
+    _forget_stale_marts(out, run_id, "composition", restored)
 
 
 def backtest(
@@ -326,7 +335,7 @@ def backtest(
     """Play betting systems over every round of a committed run, session after session in run order,
     each from a fresh bankroll: the Delta table OUT/sessions, in place of the run's earlier sessions."""
     from pipeline.backtest import job as backtest_job
-    from pipeline.jobs import already_committed
+    from pipeline.jobs import already_committed, restores
     from pipeline.repair import repair_logs
     from pipeline.runs import check_run_id
 
@@ -339,6 +348,7 @@ def backtest(
     if already_committed(plan, overwrite=False):
         print(f"sessions of run {run_id!r} are already committed for these systems in {out}: nothing to do")
         return
+    restored = restores(plan)
     started = time.monotonic()
     result = _run_on_spark(plan, master, f"backtest {run_id}", plan.shoes, backtest_job.default_partitions,
                            "sessions")
@@ -346,7 +356,7 @@ def backtest(
     print(f"committed sessions of run {run_id!r}: {count(result['sessions'], 'session')}, "
           f"{count(len(result['files']), 'file')} in {time.monotonic() - started:.1f} s; version {result['version']} "
           f"of {out.location(backtest_job.SESSIONS)}")
-    _forget_stale_marts(out, run_id, "backtest")
+    _forget_stale_marts(out, run_id, "backtest", restored)
 
 
 def _system_names(systems: list[str]) -> list[str]:

@@ -3,6 +3,7 @@ built from the earlier rows go, and OUT's warehouse is published again, so that 
 of rows that are gone (pipeline/marts/replaced.py). Before, system_outcomes kept a system the sessions no
 longer held, and perfect_play the shoes of an earlier composition, until the next `baccarat marts`."""
 
+import shlex
 import threading
 
 import duckdb
@@ -163,3 +164,55 @@ def test_one_publish_at_a_time_reads_the_marts_and_points_the_warehouse(run_with
     second.join()
     assert waited
     assert warehouse_rows(run_with_marts, f"SELECT count(*) FROM outcome_summary WHERE run_id = '{RUN}'")[0][0] > 0
+
+
+def run_rows(out, marts) -> dict[str, list[tuple]]:
+    return {mart: warehouse_rows(out, f"SELECT * FROM {mart} WHERE run_id = '{RUN}' ORDER BY ALL") for mart in marts}
+
+
+def delete_run_files(out, table: str) -> None:
+    for file in (out / table / f"run_id={RUN}").glob("*.parquet"):
+        file.unlink()
+
+
+@pytest.mark.parametrize("command, table, options", [("composition", "round_ev", ()),
+                                                      ("backtest", "sessions", ("--systems", "flat_banker"))])
+def test_rows_written_again_as_committed_keep_the_marts_built_from_them(cli, run_with_marts, command, table, options):
+    # the repair verify names for a deleted round_ev or sessions file is the same command: it wrote the committed
+    # rows back byte for byte, yet removed the marts built from them, which `marts` had to build again
+    out = run_with_marts
+    assert cli(command, "--run-id", RUN, "--out", out, *options)[0] == 0
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+    built = run_rows(out, BUILT_FROM[command])
+    assert all(built.values())
+    delete_run_files(out, table)
+    status, printed, _ = cli("verify", "--out", out)
+    assert status == 1 and f"repair: baccarat {command} --run-id {RUN}" in printed
+    status, printed, err = cli(command, "--run-id", RUN, "--out", out, *options)
+    assert status == 0, err
+    assert "removed" not in printed and f"the run's {command} marts stand" in printed
+    assert cli("verify", "--out", out)[0] == 0
+    assert run_rows(out, BUILT_FROM[command]) == built
+
+
+def test_a_run_dealt_again_as_committed_keeps_its_marts_round_ev_and_sessions(cli, run_with_marts):
+    # verify's repair for a deleted rounds file deals the run again with --overwrite: the same rows, byte for
+    # byte, yet its marts, round_ev and sessions were removed, and the sessions needed the systems and session
+    # options the backtest had been run with
+    out = run_with_marts
+    assert cli("composition", "--run-id", RUN, "--out", out)[0] == 0
+    assert cli("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker")[0] == 0
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+    built = run_rows(out, ("outcome_summary", *COMPOSITION_MARTS, *SYSTEM_MARTS))
+    assert all(built.values())
+    delete_run_files(out, "rounds")
+    status, printed, _ = cli("verify", "--out", out)
+    repair = shlex.split(printed.splitlines()[0].rpartition("repair: ")[2])
+    assert status == 1 and repair[:2] == ["baccarat", "simulate"] and repair[-1] == "--overwrite"
+    status, printed, err = cli(*repair[1:])
+    assert status == 0, err
+    assert "removed" not in printed and f"run {RUN!r} dealt again as it was committed" in printed
+    assert cli("verify", "--out", out)[0] == 0
+    assert run_rows(out, built) == built
+    for table in ("round_ev", "sessions"):
+        assert RUN in {p["run_id"] for p in DeltaTable(str(out / table)).partitions()}, table
