@@ -120,8 +120,7 @@ def road_conditions(big_road: pl.LazyFrame, derived: pl.LazyFrame) -> pl.LazyFra
     counts = dict(observations=pl.len().cast(pl.Int64), next_banker=pl.col("banker").sum().cast(pl.Int64))
     # lag(mark, k) OVER (PARTITION BY shoe_id ORDER BY seq), B or not, on the rows sorted once
     ordered = big_road.select("shoe_id", "seq", banker=pl.col("mark") == "B").sort("shoe_id", "seq")
-    lags = {f"m{k}": pl.when(pl.col("shoe_id").shift(k) == pl.col("shoe_id")).then(pl.col("banker").shift(k))
-            for k in range(1, 5)}
+    lags = {f"m{k}": pl.when(roads_polars.same_shoe(k)).then(pl.col("banker").shift(k)) for k in range(1, 5)}
     previous = ordered.with_columns(**lags)
     last = [previous.filter(pl.col(f"m{k}").is_not_null())
             .group_by([f"m{j}" for j in range(k, 0, -1)]).agg(**counts)

@@ -79,14 +79,14 @@ def _behind(big_road: pl.LazyFrame) -> pl.LazyFrame:
     sorted by shoe and column."""
     lengths = (big_road.group_by("shoe_id", "col").agg(length=pl.len().cast(pl.Int32), first_seq=pl.col("seq").min())
                .sort("shoe_id", "col"))
-    back = [pl.when(_same_shoe(n)).then(pl.col("length").shift(n)).alias(f"l{n}") for n in range(1, 5)]
+    back = [pl.when(same_shoe(n)).then(pl.col("length").shift(n)).alias(f"l{n}") for n in range(1, 5)]
     starts = [(pl.col("first_seq").filter(pl.col("col") == k).min() + 1).over("shoe_id").alias(f"start{k}")
               for k in (1, 2, 3)]
-    last_column = (~_same_shoe(-1)).fill_null(True).alias("last_column")
+    last_column = (~same_shoe(-1)).fill_null(True).alias("last_column")
     return lengths.select("shoe_id", "col", pl.col("length").alias("l0"), last_column, *back, *starts)
 
 
-def _same_shoe(rows_back: int) -> pl.Expr:
+def same_shoe(rows_back: int) -> pl.Expr:
     """Whether the row `rows_back` rows before (after, when negative) is of the same shoe: null past the
     frame's edge."""
     return pl.col("shoe_id").shift(rows_back) == pl.col("shoe_id")
