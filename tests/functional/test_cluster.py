@@ -89,6 +89,8 @@ def test_the_master_probe_leaves_no_error_trace_in_a_real_masters_log(tmp_path):
     """Every command given --master probes it first: a real master answers the probe without logging it."""
     with standalone_cluster(tmp_path, workers=0) as (url, _, _):
         assert check_master(url) == url
+        # the master's port answers before it logs its start: CI read the log in between once, under load
+        wait_for(lambda: "Starting Spark master" in (tmp_path / "master.log").read_text(), "the master's start line")
         log = (tmp_path / "master.log").read_text()
     assert "Starting Spark master" in log and "ERROR" not in log and "Exception" not in log
 
