@@ -137,18 +137,21 @@ def committed_key(plan: JobPlan, record: RunRecord | None) -> str | None:
     return keys.pop() if len(keys) == 1 else ("mixed" if keys else None)
 
 
-def restores(plan: JobPlan) -> bool:
-    """Whether the rows committed under the plan's run id (its runs row's, a run the runs table lost, or
-    the run's rows in the table a plan not in runs adds to) were written with the plan's parameters: equal
-    content keys mean equal rows, so the job writes missing or damaged files back byte for byte, and what
-    was built from those rows (marts, round_ev, sessions) still describes them."""
+def held_rows(plan: JobPlan) -> str | None:
+    """Whose rows are committed under the plan's run id (its runs row's, a run the runs table lost, or the
+    run's rows in the table a plan not in runs adds to): "own" when written with the plan's parameters
+    (equal content keys mean equal rows, so the job writes missing or damaged files back byte for byte, and
+    what was built from those rows, marts, round_ev and sessions, still describes them), "other" when with
+    other parameters (the job replaces them), None when there are none."""
     key = content_key(plan.parameters())
     if not plan.in_runs:
-        return committed_key(plan, None) == key
+        held = committed_key(plan, None)
+        return None if held is None else "own" if held == key else "other"
     if (record := _committed_run(plan)) is not None:
-        return committed_key(plan, record) == key
-    orphan = orphan_run(plan.out, plan.run_id)
-    return orphan is not None and dealt_with(lost_files(plan.out, orphan)) == [key]
+        return "own" if committed_key(plan, record) == key else "other"
+    if (orphan := orphan_run(plan.out, plan.run_id)) is None:
+        return None
+    return "own" if dealt_with(lost_files(plan.out, orphan)) == [key] else "other"
 
 
 def _added_files(plan: JobPlan, checksums: bool = False) -> list[dict]:

@@ -176,9 +176,7 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     from pipeline.exact import exact_odds
     from pipeline.games.pairs import strategy_pair
     from pipeline.games.strategies import shown_name
-    from pipeline.jobs import already_committed, restores
-    from pipeline.orphans import orphan_run
-    from pipeline.runs import read_run
+    from pipeline.jobs import already_committed, held_rows
     from pipeline.simulate import job
 
     strategies = strategy_pair(rule_set, player_strategy, banker_strategy)
@@ -190,18 +188,16 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     plan = job.plan_for(out, rule_set, seed, shoes, run_id, partitions, strategies)
     _print_repairs(out, overwrite)
     # a run the runs table lost, with no row file left to commit again, is replaced by the one dealt
-    restoring = overwrite and restores(plan)
-    replacing = overwrite and not restoring and (read_run(out, plan.run_id) is not None
-                                                 or orphan_run(out, plan.run_id) is not None)
+    held = held_rows(plan) if overwrite else None
     if already_committed(plan, overwrite, print):
         print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
         return plan.run_id
     started = time.monotonic()
     record = _run_on_spark(plan, master, f"simulate {plan.run_id}", shoes, job.default_partitions, overwrite=overwrite)
     _summary(record, out, time.monotonic() - started)
-    if replacing:
+    if held == "other":
         _forget_replaced_run(out, plan.run_id)
-    elif restoring:
+    elif held == "own":
         print(f"run {plan.run_id!r} dealt again as it was committed: what was built from its rows (marts, round_ev, "
               "sessions) stands")
     return plan.run_id
@@ -293,7 +289,7 @@ def composition(
     """Exact EV of every bet before every round of a committed run, from the cards a player has not
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     from pipeline.composition import job as composition_job
-    from pipeline.jobs import already_committed, restores
+    from pipeline.jobs import already_committed, held_rows
     from pipeline.repair import repair_logs
     from pipeline.runs import check_run_id
 
@@ -305,7 +301,7 @@ def composition(
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
         return
-    restored = restores(plan)
+    restored = held_rows(plan) == "own"
     started = time.monotonic()
     result = _run_on_spark(plan, master, f"composition {run_id}", plan.shoes, composition_job.default_partitions)
     seconds = time.monotonic() - started
@@ -335,7 +331,7 @@ def backtest(
     """Play betting systems over every round of a committed run, session after session in run order,
     each from a fresh bankroll: the Delta table OUT/sessions, in place of the run's earlier sessions."""
     from pipeline.backtest import job as backtest_job
-    from pipeline.jobs import already_committed, restores
+    from pipeline.jobs import already_committed, held_rows
     from pipeline.repair import repair_logs
     from pipeline.runs import check_run_id
 
@@ -348,7 +344,7 @@ def backtest(
     if already_committed(plan, overwrite=False):
         print(f"sessions of run {run_id!r} are already committed for these systems in {out}: nothing to do")
         return
-    restored = restores(plan)
+    restored = held_rows(plan) == "own"
     started = time.monotonic()
     result = _run_on_spark(plan, master, f"backtest {run_id}", plan.shoes, backtest_job.default_partitions,
                            "sessions")
