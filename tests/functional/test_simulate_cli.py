@@ -318,31 +318,45 @@ def test_an_overwrite_leaves_the_warehouse_correct(committed, cli):
         assert con.execute("SELECT count(*) FROM rounds WHERE run_id = 'base'").fetchone()[0] == new.rounds
 
 
-# Lines logged through Spark's scheduler logger by a JVM that reads the shipped log configuration, as the
-# README's spark-submit and `baccarat` start their drivers.
-LOG_AS_THE_SCHEDULER = """
+# Lines logged as errors through one of Spark's loggers by a JVM that reads the shipped log configuration, as
+# the README's spark-submit and `baccarat` start their drivers.
+LOG_AS_SPARK = """
 import sys
 from pyspark import SparkConf
 from pyspark.java_gateway import launch_gateway
 gateway = launch_gateway(SparkConf().set("spark.driver.extraJavaOptions", "-Dlog4j2.configurationFile=" + sys.argv[1]))
-logger = gateway.jvm.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.scheduler.TaskSchedulerImpl")
-for line in sys.argv[2:]:
+logger = gateway.jvm.org.apache.logging.log4j.LogManager.getLogger(sys.argv[2])
+for line in sys.argv[3:]:
     logger.error(line)
 gateway.shutdown()
 """
 
 
+def logged_errors(logger: str, lines: list[str]) -> list[str]:
+    """Which of `lines`, logged as errors through `logger`, reach the driver's terminal."""
+    settings = Path(__file__).parents[2] / "conf" / "spark" / "log4j2.properties"
+    done = subprocess.run([sys.executable, "-c", LOG_AS_SPARK, str(settings), logger, *lines],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    marker = f" ERROR {logger.rsplit('.', 1)[1]}: "
+    return [line.split(marker)[1] for line in done.stderr.splitlines() if marker in line]
+
+
 def test_an_executor_told_to_stop_at_the_end_is_not_logged_as_an_error_of_a_successful_job():
     """A cluster job that succeeded printed `ERROR TaskSchedulerImpl: Lost executor 1 on 127.0.0.1: Command
     exited with code 0` when the executor's clean exit reached the driver before the driver's own stop."""
-    settings = Path(__file__).parents[2] / "conf" / "spark" / "log4j2.properties"
     lines = ["Lost executor 1 on 127.0.0.1: Command exited with code 0",
              "Lost executor 2 on 127.0.0.1: Command exited with code 1",
              "Lost executor 3 on 10.0.0.7: worker lost",
              "Lost executor 4 on 127.0.0.1: Command exited with code 0 after a crash of its own"]
-    done = subprocess.run([sys.executable, "-c", LOG_AS_THE_SCHEDULER, str(settings), *lines],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    logged = [line.split(" ERROR TaskSchedulerImpl: ")[1] for line in done.stderr.splitlines()
-              if " ERROR TaskSchedulerImpl: " in line]
-    assert logged == lines[1:]
+    assert logged_errors("org.apache.spark.scheduler.TaskSchedulerImpl", lines) == lines[1:]
+
+
+def test_a_message_to_an_ended_application_is_not_logged_as_an_error_of_a_successful_job():
+    """A cluster job that succeeded printed `ERROR TransportRequestHandler: Error while invoking
+    RpcHandler#receive() for one-way message from ...` and a stack trace ("Could not find AppClient") when the
+    master's last update reached the driver after its application client had stopped."""
+    lines = ["Error while invoking RpcHandler#receive() for one-way message from 127.0.0.1/127.0.0.1:39439.",
+             "Error while invoking RpcHandler#receive() on RPC id 8120437345961325406",
+             "Error sending result StreamResponse[streamId=/jars/x.jar] to /127.0.0.1:40000; closing connection"]
+    assert logged_errors("org.apache.spark.network.server.TransportRequestHandler", lines) == lines[1:]
