@@ -231,10 +231,13 @@ def _stopped(context, plan: JobPlan) -> None:
 
 
 def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,
-            on_again: Callable[[int], Callable[[int, int], None]] | None = None, overwrite: bool = False) -> Any:
+            on_again: Callable[[int], Callable[[int, int], None]] | None = None, overwrite: bool = False,
+            before_commit: Callable[[], None] | None = None) -> Any:
     """Run the plan's tasks, check and commit what they wrote; returns plan.result() of it. Without
     `overwrite`, rows of other parameters that another command committed under its run id meanwhile
-    refuse it (as already_committed refuses them at the start).
+    refuse it (as already_committed refuses them at the start). before_commit() runs once every file is
+    checked, before the first commit: what was built from the rows it replaces goes first, so that a job
+    stopped between its commits and that clean-up (Ctrl-C, kill -9) leaves none of it beside the new rows.
 
     on_progress(shoes_done, rows_done) is called on the driver about ten times a second while the
     plan's tasks run; on_again(shoes), when the plan's settled() runs tasks again over ranges of that
@@ -268,6 +271,8 @@ def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | No
     transaction = (f"{plan.application}:{plan.run_id}", int(started.timestamp() * 1000))
     may_replace = _may_replace(plan, overwrite)
     try:
+        if before_commit is not None:
+            before_commit()
         versions = {table: plan.out.commit_partition(table, plan.run_id, [f for f in files if f["table"] == table],
                                                      plan.table_schema(table), transaction, may_replace,
                                                      plan.commit_metadata(table))

@@ -88,9 +88,11 @@ def _rate(per_second: float, rows: str = "rounds") -> str:
 
 
 def _run_on_spark(plan, master: str | None, what: str, shoes: int, default_partitions: Callable[[int, int], int],
-                  rows: str = "rounds", overwrite: bool = False) -> dict:
+                  rows: str = "rounds", overwrite: bool = False,
+                  before_commit: Callable[[], None] | None = None) -> dict:
     """Start Spark, give the plan the cluster's partitions when it names none, and run it with progress
-    (the speed in `rows`, what a row of the plan's first table is; `overwrite`: as jobs.run_job's)."""
+    (the speed in `rows`, what a row of the plan's first table is; `overwrite` and `before_commit`: as
+    jobs.run_job's)."""
     from pipeline.jobs import run_job
     from pipeline.spark import spark_context
 
@@ -106,7 +108,7 @@ def _run_on_spark(plan, master: str | None, what: str, shoes: int, default_parti
         return reporters[-1]
 
     try:
-        return run_job(context, plan, reporters[0], again, overwrite)
+        return run_job(context, plan, reporters[0], again, overwrite, before_commit)
     finally:
         reporters[-1].close()
 
@@ -192,11 +194,12 @@ def _simulate_one_hand(rule_set, shoes: int, seed: int, run_id: str | None, out:
     if already_committed(plan, overwrite, print):
         print(f"run {plan.run_id!r} is already committed with these parameters in {out}: nothing to do")
         return plan.run_id
-    started = time.monotonic()
-    record = _run_on_spark(plan, master, f"simulate {plan.run_id}", shoes, job.default_partitions, overwrite=overwrite)
+    started, dropped = time.monotonic(), []
+    record = _run_on_spark(plan, master, f"simulate {plan.run_id}", shoes, job.default_partitions, overwrite=overwrite,
+                           before_commit=_dropping_replaced_run(out, plan.run_id, dropped) if held == "other" else None)
     _summary(record, out, time.monotonic() - started)
     if held == "other":
-        _forget_replaced_run(out, plan.run_id)
+        _forget_replaced_run(out, plan.run_id, *dropped)
     elif held == "own":
         print(f"run {plan.run_id!r} dealt again as it was committed: what was built from its rows (marts, round_ev, "
               "sessions) stands")
@@ -240,10 +243,18 @@ def _summary(record: "RunRecord", out: "Store", seconds: float) -> None:
           f"row in {out.location('runs')}")
 
 
-def _forget_replaced_run(out: "Store", run_id: str) -> None:
+def _dropping_replaced_run(out: "Store", run_id: str, dropped: list) -> Callable[[], None]:
+    """A job's before_commit: the replaced run's marts, round_ev and sessions rows go before the new run's
+    commits (what they held appended to `dropped`), so that a Ctrl-C after those leaves none of them."""
+    from pipeline.marts.replaced import drop_replaced_run
+
+    return lambda: dropped.append(drop_replaced_run(out, run_id))
+
+
+def _forget_replaced_run(out: "Store", run_id: str, dropped: tuple[bool, bool] = (False, False)) -> None:
     from pipeline.marts.replaced import forget_replaced_run
 
-    forgotten = forget_replaced_run(out, run_id)
+    forgotten = forget_replaced_run(out, run_id, dropped)
     where = shlex.join(["--run-id", run_id, "--out", out.uri])
     print(f"the marts of the replaced run {run_id!r} are removed: until `baccarat marts {where}` builds the new "
           "run's, the warehouse leaves the run out (its rounds and shoes views too) and `baccarat runs` says so")
@@ -254,13 +265,22 @@ def _forget_replaced_run(out: "Store", run_id: str) -> None:
     _published_again(forgotten)
 
 
-def _forget_stale_marts(out: "Store", run_id: str, command: str, restored: bool) -> None:
+def _dropping_stale_marts(out: "Store", run_id: str, command: str, restored: bool,
+                          dropped: list) -> Callable[[], None] | None:
+    """A job's before_commit: the run's marts built from the rows `command` replaces go before its commit
+    (whether any held the run appended to `dropped`); none when it writes the committed rows again."""
+    from pipeline.marts.replaced import drop_stale_marts
+
+    return None if restored else lambda: dropped.append(drop_stale_marts(out, run_id, command))
+
+
+def _forget_stale_marts(out: "Store", run_id: str, command: str, restored: bool, dropped: list) -> None:
     """The run's marts built from the rows `command` replaced go; none when it wrote the committed rows again."""
     from pipeline.marts.replaced import forget_stale_marts
 
     if restored:
         print(f"the rows written again are those committed: the run's {command} marts stand")
-    elif forgotten := forget_stale_marts(out, run_id, command):
+    elif forgotten := forget_stale_marts(out, run_id, command, any(dropped)):
         where = shlex.join(["--run-id", run_id, "--out", out.uri])
         print(f"the run's {command} marts, built from the rows these replaced, are removed: "
               f"`baccarat marts {where}` builds them anew")
@@ -301,15 +321,16 @@ def composition(
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
         return
-    restored = held_rows(plan) == "own"
+    restored, dropped = held_rows(plan) == "own", []
     started = time.monotonic()
-    result = _run_on_spark(plan, master, f"composition {run_id}", plan.shoes, composition_job.default_partitions)
+    result = _run_on_spark(plan, master, f"composition {run_id}", plan.shoes, composition_job.default_partitions,
+                           before_commit=_dropping_stale_marts(out, run_id, "composition", restored, dropped))
     seconds = time.monotonic() - started
     print(f"committed round_ev of run {run_id!r}: {count(result['shoes'], 'shoe')}, "
           f"{count(result['rounds'], 'round')}, {count(len(result['files']), 'file')} in {seconds:.1f} s ({_rate(result['rounds'] / seconds)}); version "
           f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
           f"{', '.join(result['counts']) or 'none'}")
-    _forget_stale_marts(out, run_id, "composition", restored)
+    _forget_stale_marts(out, run_id, "composition", restored, dropped)
 
 
 def backtest(
@@ -344,15 +365,15 @@ def backtest(
     if already_committed(plan, overwrite=False):
         print(f"sessions of run {run_id!r} are already committed for these systems in {out}: nothing to do")
         return
-    restored = held_rows(plan) == "own"
+    restored, dropped = held_rows(plan) == "own", []
     started = time.monotonic()
     result = _run_on_spark(plan, master, f"backtest {run_id}", plan.shoes, backtest_job.default_partitions,
-                           "sessions")
+                           "sessions", before_commit=_dropping_stale_marts(out, run_id, "backtest", restored, dropped))
     show(_sessions_table(run_id, result["summaries"]))
     print(f"committed sessions of run {run_id!r}: {count(result['sessions'], 'session')}, "
           f"{count(len(result['files']), 'file')} in {time.monotonic() - started:.1f} s; version {result['version']} "
           f"of {out.location(backtest_job.SESSIONS)}")
-    _forget_stale_marts(out, run_id, "backtest", restored)
+    _forget_stale_marts(out, run_id, "backtest", restored, dropped)
 
 
 def _system_names(systems: list[str]) -> list[str]:

@@ -1,7 +1,12 @@
 """What a replaced run, or a run's replaced round_ev or sessions rows, leave behind. `simulate --overwrite`:
 the replaced run's marts, round_ev rows and sessions rows describe the old run, so they go. `composition`
 and `backtest` in place of a run's earlier rows: the run's composition or system marts describe the earlier
-rows, so they go. Then a local warehouse is published again, so that it shows none of them."""
+rows, so they go. Then a local warehouse is published again, so that it shows none of them.
+
+Each job removes them twice: before its first commit (drop_replaced_run, drop_stale_marts, its
+before_commit), so that a job stopped between its commits and the clean-up (Ctrl-C, kill -9) leaves none of
+them beside the new rows, where a rerun finds nothing to do and nothing would remove them; and after its
+commits, for marts that a `baccarat marts` which read the earlier rows committed meanwhile."""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,17 +30,29 @@ class Forgotten:
     left_out: list[str]  # the other runs the warehouse leaves out, each with its reason
 
 
-def forget_replaced_run(out: Store, run_id: str) -> Forgotten:
+def drop_replaced_run(out: Store, run_id: str) -> tuple[bool, bool]:
+    """The run's marts, round_ev rows and sessions rows removed; whether it had round_ev and sessions rows."""
     drop_marts(out, run_id)
-    round_ev = drop_run_rows(out, composition_job.ROUND_EV, run_id, composition_job.Plan.application)
-    sessions = drop_run_rows(out, backtest_job.SESSIONS, run_id, backtest_job.Plan.application)
-    return Forgotten(round_ev, sessions, *_published_again(out))
+    return (drop_run_rows(out, composition_job.ROUND_EV, run_id, composition_job.Plan.application),
+            drop_run_rows(out, backtest_job.SESSIONS, run_id, backtest_job.Plan.application))
 
 
-def forget_stale_marts(out: Store, run_id: str, command: str) -> Forgotten | None:
-    """After `command` (composition, backtest) committed a run's rows: the run's marts built from its
-    earlier rows go, and a local warehouse is published again; None when no such mart held the run."""
-    if not drop_marts(out, run_id, BUILT_FROM[command]):
+def forget_replaced_run(out: Store, run_id: str, dropped: tuple[bool, bool] = (False, False)) -> Forgotten:
+    """After `simulate --overwrite` committed a run in place of another: drop_replaced_run again, and a local
+    warehouse published again. `dropped`: what drop_replaced_run found before the commits."""
+    round_ev, sessions = drop_replaced_run(out, run_id)
+    return Forgotten(round_ev or dropped[0], sessions or dropped[1], *_published_again(out))
+
+
+def drop_stale_marts(out: Store, run_id: str, command: str) -> bool:
+    """The run's marts built from `command`'s (composition, backtest) rows removed; whether any held the run."""
+    return drop_marts(out, run_id, BUILT_FROM[command])
+
+
+def forget_stale_marts(out: Store, run_id: str, command: str, dropped: bool = False) -> Forgotten | None:
+    """After `command` committed a run's rows: drop_stale_marts again, and a local warehouse published
+    again; None when no such mart held the run, now or before the commit (`dropped`)."""
+    if not (drop_stale_marts(out, run_id, command) or dropped):
         return None
     return Forgotten(False, False, *_published_again(out))
 

@@ -11,6 +11,7 @@ import pytest
 from deltalake import DeltaTable
 from spark_jobs import simulate_with_marts
 
+from pipeline.cli import jobs as cli_jobs
 from pipeline.cli import main
 from pipeline.marts import engines, publish
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, SYSTEM_MARTS
@@ -216,3 +217,55 @@ def test_a_run_dealt_again_as_committed_keeps_its_marts_round_ev_and_sessions(cl
     assert run_rows(out, built) == built
     for table in ("round_ev", "sessions"):
         assert RUN in {p["run_id"] for p in DeltaTable(str(out / table)).partitions()}, table
+
+
+def committed_runs_in(out, table: str) -> set[str]:
+    return {p["run_id"] for p in DeltaTable(str(out / table)).partitions()}
+
+
+def test_an_overwrite_stopped_after_its_commits_leaves_none_of_the_replaced_runs_marts_round_ev_or_sessions(
+        cli, run_with_marts, monkeypatch):
+    # they were removed only after the new run's commits: a Ctrl-C in between left the old run's marts, round_ev
+    # and sessions beside the new rows, the rerun found nothing to do, `runs` said the marts were built, verify
+    # passed, and `marts` built the system and composition marts of the new run from the old run's rows
+    out = run_with_marts
+    assert cli("composition", "--run-id", RUN, "--out", out)[0] == 0
+    assert cli("backtest", "--run-id", RUN, "--out", out, "--systems", "flat_banker")[0] == 0
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+    overwrite = ("simulate", "--shoes", 8, "--seed", 6, "--run-id", RUN, "--out", out, "--overwrite")
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cli_jobs, "_forget_replaced_run", interrupted)
+        assert cli(*overwrite)[0] == 130
+    status, printed, err = cli(*overwrite)
+    assert status == 0 and "nothing to do" in printed, err
+    for mart in EVERY_MART:
+        assert RUN not in committed_runs_of(out, mart), mart
+    for table in ("round_ev", "sessions"):
+        assert RUN not in committed_runs_in(out, table), table
+    status, printed, _ = cli("runs", "--out", out)
+    assert status == 0 and "has no marts" in printed
+
+
+@pytest.mark.parametrize("command, options", [("composition", ("--shoes", "4")),
+                                              ("backtest", ("--systems", "paroli_player"))])
+def test_rows_replaced_by_a_job_stopped_after_its_commit_leave_none_of_the_marts_built_from_the_earlier_ones(
+        cli, run_with_marts, monkeypatch, command, options):
+    out = run_with_marts
+    first = ("--systems", "flat_banker") if command == "backtest" else ()
+    assert cli(command, "--run-id", RUN, "--out", out, *first)[0] == 0
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cli_jobs, "_forget_stale_marts", interrupted)
+        assert cli(command, "--run-id", RUN, "--out", out, *options)[0] == 130
+    status, printed, err = cli(command, "--run-id", RUN, "--out", out, *options)
+    assert status == 0 and "nothing to do" in printed, err
+    for mart in BUILT_FROM[command]:
+        assert RUN not in committed_runs_of(out, mart), mart
