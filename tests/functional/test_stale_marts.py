@@ -27,8 +27,12 @@ def warehouse_rows(out, query: str) -> list[tuple]:
         return con.sql(query).fetchall()
 
 
+def committed_runs_in(out, table: str) -> set[str]:
+    return {p["run_id"] for p in DeltaTable(str(out / table)).partitions()}
+
+
 def committed_runs_of(out, mart: str) -> set[str]:
-    return {p["run_id"] for p in DeltaTable(str(out / contract(mart).table)).partitions()}
+    return committed_runs_in(out, contract(mart).table)
 
 
 def assert_forgotten(out, command: str, printed: str) -> None:
@@ -216,11 +220,7 @@ def test_a_run_dealt_again_as_committed_keeps_its_marts_round_ev_and_sessions(cl
     assert cli("verify", "--out", out)[0] == 0
     assert run_rows(out, built) == built
     for table in ("round_ev", "sessions"):
-        assert RUN in {p["run_id"] for p in DeltaTable(str(out / table)).partitions()}, table
-
-
-def committed_runs_in(out, table: str) -> set[str]:
-    return {p["run_id"] for p in DeltaTable(str(out / table)).partitions()}
+        assert RUN in committed_runs_in(out, table), table
 
 
 def test_an_overwrite_stopped_after_its_commits_leaves_none_of_the_replaced_runs_marts_round_ev_or_sessions(
