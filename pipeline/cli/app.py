@@ -1,11 +1,14 @@
 """The typer app, the option types the commands share, and the way a command's end becomes an exit
 status: bad input 2, a failure of the world 1, an interrupt 130, each with one line on stderr."""
 
+import _thread
+import contextlib
 import fcntl
 import io
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -174,10 +177,49 @@ def main(argv: list[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = watched = ReaderWatch(sys.stdout), ReaderWatch(sys.stderr)
     try:
-        status = _command_status(argv or ["--help"])
+        with _DroppedInterrupts().watching() as interrupts:
+            status = _command_status(argv or ["--help"])
+        if status == 0 and interrupts.dropped:
+            status = _interrupted()
     finally:
         sys.stdout, sys.stderr = streams
     return READER_GONE if status == 0 and any(stream.gone for stream in watched) else status
+
+
+class _DroppedInterrupts:
+    """A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer is dropped by Python ("Exception ignored
+    in ...", then the command carries on): pyspark's SIGINT handler raises wherever the main thread is, py4j's
+    finalizers included. While the command runs, such an interrupt is delivered again a moment later, from
+    another thread, outside the finalizer; `dropped` tells a command that still ended well that it was
+    interrupted."""
+
+    AGAIN_AFTER_SECONDS = 0.05
+
+    def __init__(self):
+        self.dropped = False
+        self._running = True
+
+    def keep(self, unraisable) -> None:
+        """sys.unraisablehook's part for a KeyboardInterrupt; it starts a thread that it does not wait for
+        (threading's start waits, and the interrupt delivered again would land in that wait)."""
+        self.dropped = True
+        _thread.start_new_thread(self._deliver_again, ())
+
+    def _deliver_again(self) -> None:
+        time.sleep(self.AGAIN_AFTER_SECONDS)
+        if self._running:
+            _thread.interrupt_main()
+
+    @contextlib.contextmanager
+    def watching(self):
+        previous = sys.unraisablehook
+        sys.unraisablehook = lambda unraisable: (self.keep if isinstance(unraisable.exc_value, KeyboardInterrupt)
+                                                 else previous)(unraisable)
+        try:
+            yield self
+        finally:
+            self._running = False
+            sys.unraisablehook = previous
 
 
 def _standard_streams_opened() -> bool:
