@@ -310,12 +310,32 @@ def console() -> None:
     Python objects can abort the process (SIGABRT, exit 134) after the command has succeeded."""
     from pipeline.spark import drivers_ending_here
 
-    with drivers_ending_here() as end_drivers:  # on leaving, the drivers left are stopped at once
-        status = main()
-        if status != INTERRUPTED and end_drivers(keep=status == 0):  # a Ctrl-C while the JVM wrote its archive
-            status = _interrupted()
-        if status == INTERRUPTED:  # the process ends now: a Ctrl-C more (`timeout -s INT` sends two) is no traceback
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    status = None
+    try:
+        with drivers_ending_here() as end_drivers:  # on leaving, the drivers left are stopped at once
+            status = main()
+            if status != INTERRUPTED and end_drivers(keep=status == 0):  # a Ctrl-C while the JVM wrote its archive
+                status = _interrupted()
+            if status == INTERRUPTED:  # the process ends now: a Ctrl-C more (`timeout -s INT` sends two) is no traceback
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:  # a Ctrl-C once main() returned, as its drivers ended
+        status = INTERRUPTED if status == INTERRUPTED else _ended_by_interrupt()
+    try:
+        status = _flushed(status)
+    except KeyboardInterrupt:  # a Ctrl-C while the output's last bytes were written
+        status = _ended_by_interrupt()
+    os._exit(status)
+
+
+def _ended_by_interrupt() -> int:
+    """A Ctrl-C after the command itself returned ends the process as one during it does: one line and 130,
+    and a Ctrl-C more is no traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return _interrupted()
+
+
+def _flushed(status: int) -> int:
+    """The status once stdout and stderr are flushed: a reader that left, or a full disk, changes a success."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -325,4 +345,4 @@ def console() -> None:
             if stream is sys.stdout and not status:
                 print(f"error: {error.strerror or error}", file=sys.stderr)
             status = status or 1
-    os._exit(status)
+    return status

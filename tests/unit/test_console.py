@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 # A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches numpy).
 INTERRUPT_WHILE_LOADING = """
 import os, signal, sys
@@ -145,3 +147,52 @@ def test_a_second_ctrl_c_while_an_interrupted_command_ends_was_a_traceback():
     done = subprocess.run([sys.executable, "-c", SECOND_CTRL_C_AS_THE_PROCESS_ENDS], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+
+
+# A command that ends well, then meets a Ctrl-C as the console ends its Spark drivers (main() has returned).
+CTRL_C_ONCE_THE_COMMAND_RETURNED = """
+import os, signal, sys
+from pipeline import spark
+
+end_drivers = spark._end_drivers
+
+def ctrl_c_then_end(keep):
+    os.kill(os.getpid(), signal.SIGINT)
+    return end_drivers(keep)
+
+spark._end_drivers = ctrl_c_then_end
+sys.argv = ["baccarat", "roads", "--outcomes", "BP", "--json"]
+from pipeline.console import console
+console()
+"""
+
+# A command that ends well, then meets a Ctrl-C while its buffered output is written at the console's flush.
+CTRL_C_AT_THE_LAST_FLUSH = """
+import io, os, signal, sys
+
+class InterruptedOnce(io.RawIOBase):
+    interrupted = False
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        if not InterruptedOnce.interrupted:
+            InterruptedOnce.interrupted = True
+            os.kill(os.getpid(), signal.SIGINT)
+        return len(data)
+
+sys.stdout = io.TextIOWrapper(io.BufferedWriter(InterruptedOnce(), 1 << 20))
+sys.argv = ["baccarat", "roads", "--outcomes", "BP", "--json"]
+from pipeline.console import console
+console()
+"""
+
+
+@pytest.mark.parametrize("script", [CTRL_C_ONCE_THE_COMMAND_RETURNED, CTRL_C_AT_THE_LAST_FLUSH],
+                         ids=["as-drivers-end", "at-the-last-flush"])
+def test_a_ctrl_c_after_the_command_returned_was_a_traceback(script):
+    """A Ctrl-C between main()'s return and the process's end (a new user's trial: SIGINT to `baccarat
+    simulate`'s process group as it ended) printed a KeyboardInterrupt traceback from console()."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "error: interrupted\n")
