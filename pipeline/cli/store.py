@@ -69,10 +69,13 @@ def _marts_states(out: "Store", records: list["RunRecord"]) -> tuple[dict[str, s
     """Whether each run's marts are built: built, none, incomplete, or - for a banque run, which has none to
     build (they read one-hand rounds); and a line for each run whose marts are not all built, with what to do."""
     from pipeline.at_once import alongside
-    from pipeline.marts.held import added_marts_to_build, runs_in_marts
+    from pipeline.marts.held import added_marts_to_build, lost_runs, runs_in_every_mart
+    from pipeline.marts.inputs import MARTS
 
-    held, to_build = alongside(lambda: runs_in_marts(out), lambda: added_marts_to_build(out)) if records else ({}, {})
-    held = list(held.values()) or [set()]
+    every, to_build = (alongside(lambda: runs_in_every_mart(out), lambda: added_marts_to_build(out)) if records
+                       else ({}, {}))
+    held = [every[name] for name in MARTS if every.get(name) is not None] or [set()]
+    losing = {run_id for runs in (lost_runs(out, held=every) if records else {}).values() for run_id in runs}
     states, lost, unbuilt = {}, [], []
     for r in records:
         holding = [r.run_id in runs for runs in held]
@@ -84,8 +87,8 @@ def _marts_states(out: "Store", records: list["RunRecord"]) -> tuple[dict[str, s
                            f"the warehouse leaves it out, its rounds and shoes too, until `baccarat marts "
                            f"{shlex.join(['--run-id', r.run_id, '--out', out.uri])}`")
         else:
-            states[r.run_id] = "built" if all(holding) and r.run_id not in to_build else "incomplete"
-            if not all(holding):  # verify names a mart that lost the run's rows
+            states[r.run_id] = "built" if r.run_id not in losing and r.run_id not in to_build else "incomplete"
+            if r.run_id in losing:  # verify names a mart that lost the run's rows
                 lost.append(f"run {r.run_id!r} has only some of its marts (a mart table's log or folder removed?): "
                             f"`baccarat verify --out {out.uri}` names them")
             for table, marts in to_build.get(r.run_id, {}).items():

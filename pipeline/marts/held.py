@@ -1,20 +1,32 @@
-"""Which runs the marts hold. `baccarat marts` commits a run's marts (MARTS) together, so a run that some
-of their tables hold and another does not lost its rows there: a table's log or folder removed by hand.
+"""Which runs the marts hold. `baccarat marts` commits a run's marts together, so a run that some of their
+tables hold and another that always holds it with them (HELD_WITH) does not lost its rows there: a table's
+log or folder removed by hand.
 Every such table is the next `marts` without --run-id's to build again: one with --run-id builds that run
 alone there, and the others stay lost. The marts built from rows another job adds to a run wait for the
 next `marts` after that job."""
 
 from pipeline.at_once import each_at_once
-from pipeline.marts.inputs import BUILT_FROM_ADDED, MARTS
+from pipeline.marts.inputs import BUILT_FROM_ADDED, EVERY_MART, MARTS
 from pipeline.schemas import contract
 from pipeline.storage import StorageError, Store
 
+# The marts whose runs a mart holds too (built together from the same rows): each of MARTS has rows of every
+# run. Of those built from round_ev and sessions, some have none of a run another has: count_efficiency
+# without a count system, and the system marts over complete sessions alone (drawdowns, of a system whose
+# unit is known, too), which system_outcomes holds with its incomplete ones.
+HELD_WITH = {
+    **{name: tuple(other for other in MARTS if other != name) for name in MARTS},
+    "advantage_by_depth": ("perfect_play", "count_efficiency"),
+    "perfect_play": ("advantage_by_depth", "count_efficiency"),
+    "system_outcomes": ("system_edge", "bankroll_paths", "drawdowns"),
+    "system_edge": ("bankroll_paths", "drawdowns"),
+    "bankroll_paths": ("system_edge", "drawdowns"),
+}
 
-def runs_in_marts(out: Store) -> dict[str, set[str]]:
-    """The runs each mart of MARTS holds, by mart (a mart whose log cannot be read left out: verify names
-    it on a line of its own)."""
-    held = _runs_in_tables(out, [contract(name).table for name in MARTS])
-    return {name: runs for name, runs in zip(MARTS, held) if runs is not None}
+
+def runs_in_every_mart(out: Store) -> dict[str, set[str] | None]:
+    """The runs each mart holds, by mart (None: its log cannot be read)."""
+    return dict(zip(EVERY_MART, _runs_in_tables(out, [contract(name).table for name in EVERY_MART])))
 
 
 def added_marts_to_build(out: Store) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -46,18 +58,29 @@ def _run_ids(out: Store, table: str) -> set[str] | None:
         return None
 
 
+def lost_runs(out: Store, run_ids: list[str] | None = None,
+              held: dict[str, set[str] | None] | None = None) -> dict[str, list[str]]:
+    """The runs each mart lost (of `run_ids` alone when given): those the marts it is held with (HELD_WITH)
+    hold and it does not, by mart (a mart whose log cannot be read left out: verify names it on its own);
+    `held`: runs_in_every_mart's answer, when read already."""
+    held = runs_in_every_mart(out) if held is None else held
+    lost = {}
+    for name, companions in HELD_WITH.items():
+        if held[name] is None:
+            continue
+        runs = set().union(*(held[other] or set() for other in companions)) - held[name]
+        if missing := sorted(runs & set(run_ids) if run_ids else runs):
+            lost[name] = missing
+    return lost
+
+
 def lost_mart_rows(out: Store, run_ids: list[str] | None = None) -> list[str]:
     """A line for each mart that holds none of the rows of runs the other marts hold (of `run_ids` alone
     when given), with the command that builds them again."""
-    held = runs_in_marts(out)
-    some = set().union(*held.values())
-    if run_ids:
-        some &= set(run_ids)
     lines = []
-    for name, runs in held.items():
-        if lost := sorted(some - runs):
-            runs_named = "1 run" if len(lost) == 1 else f"{len(lost):,} runs"
-            lines.append(f"table {out.location(contract(name).table)} holds no rows of {runs_named} the other marts "
-                         f"hold, such as {lost[0]!r} (its log or its folder removed?); repair: "
-                         f"baccarat marts --out {out.uri}")
+    for name, lost in lost_runs(out, run_ids).items():
+        runs_named = "1 run" if len(lost) == 1 else f"{len(lost):,} runs"
+        lines.append(f"table {out.location(contract(name).table)} holds no rows of {runs_named} the other marts "
+                     f"hold, such as {lost[0]!r} (its log or its folder removed?); repair: "
+                     f"baccarat marts --out {out.uri}")
     return lines
