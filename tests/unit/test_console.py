@@ -28,6 +28,32 @@ def test_traceback_on_ctrl_c_while_the_cli_loads():
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
 
 
+# A real SIGINT, delivered while the package `pipeline` itself imports (`baccarat`'s first line imports it, before
+# pipeline/console.py's guard): it looked its version up with importlib.metadata, which took about 15 ms.
+INTERRUPT_WHILE_THE_PACKAGE_IMPORTS = """
+import os, signal, sys
+
+class InterruptOnMetadata:
+    def find_spec(self, name, path=None, target=None):
+        if name == "importlib.metadata":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.modules.pop("importlib.metadata", None)
+sys.meta_path.insert(0, InterruptOnMetadata())
+sys.argv = ["baccarat", "odds", "--help"]
+from pipeline.console import console
+console()
+"""
+
+
+def test_traceback_on_ctrl_c_while_the_package_imports():
+    """A Ctrl-C in the first tens of milliseconds of `baccarat` printed a KeyboardInterrupt traceback from
+    pipeline/__init__.py (a new user's trial: SIGINT 20 to 30 ms after the start)."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_THE_PACKAGE_IMPORTS], capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+
 def test_console_runs_the_command_when_not_interrupted():
     done = subprocess.run([sys.executable, "-c", "from pipeline.console import console; console()",
                            "roads", "--outcomes", "BP", "--json"], capture_output=True, text=True, timeout=120)
