@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pipeline.cli.app import DEFAULT_OUT, OutOption, WarehouseOption, parse_master, path_option
+from pipeline.cli.app import (DEFAULT_OUT, LaterOutOption, OutOption, WarehouseOption, parse_master,
+                              parse_store, path_option)
 from pipeline.cores import usable_cores
 from pipeline.errors import BaccaratError
 from pipeline.marts.bounds import ENVIRONMENT, Bounds
@@ -187,7 +188,7 @@ def report(
 
 def sql(
     query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
-    out: OutOption = DEFAULT_OUT,
+    out: LaterOutOption = DEFAULT_OUT,
     warehouse: WarehouseOption = None,
     timeout: Annotated[float | None, typer.Option(help=f"Seconds a statement may run [env {ENVIRONMENT['timeout']}; "
                                                        "default 60].")] = None,
@@ -206,7 +207,9 @@ def sql(
 
     bounds = Bounds.given(timeout=timeout, memory_limit=memory_limit, threads=threads, temp_directory=temp_directory,
                           max_temp_directory_size=max_temp_directory_size)
-    with open_warehouse(warehouse or out.warehouse_path(), bounds) as con, shell.memory_capped(bounds):
+    # --out only names the default warehouse: with --warehouse it is not read (a ./data refused here, in a
+    # folder whose path deltalake cannot read, refused the query)
+    with open_warehouse(warehouse or parse_store(out).warehouse_path(), bounds) as con, shell.memory_capped(bounds):
         if query is None:
             return shell.prompt(con, bounds)
         try:

@@ -38,9 +38,11 @@ def parse_store(text: str):
     return Store.parse(text)
 
 
-OutOption = Annotated[object, typer.Option(  # a Store: typer parses the default too
-    parser=parse_store, metavar="PATH|URI",
-    help="Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://).")]
+OUT_HELP = "Where the tables live: a local folder, or s3://BUCKET/PREFIX (also gs://, az://, abfss://)."
+# a Store: typer parses the default too
+OutOption = Annotated[object, typer.Option(parser=parse_store, metavar="PATH|URI", help=OUT_HELP)]
+# --out of a command that needs it only when another option is not given: parsed by parse_store when it is used
+LaterOutOption = Annotated[str, typer.Option(metavar="PATH|URI", help=OUT_HELP)]
 
 
 def parse_path(text: str | Path) -> Path:

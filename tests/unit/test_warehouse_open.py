@@ -35,6 +35,19 @@ def test_ctrl_c_while_the_warehouse_is_confined_is_130_from_main_and_the_connect
 
 
 
+def test_sql_with_a_warehouse_given_was_refused_for_the_default_out_it_does_not_read(cli, tmp_path, monkeypatch):
+    """`baccarat sql --warehouse FILE` in a folder whose path holds '%20' was refused (exit 2) for ./data, a
+    folder the command does not read and the user never named (a new user's trial)."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    here = tmp_path / "100%20 off"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert cli("sql", "--warehouse", path, "SELECT 42 AS answer") == (0, "answer\n42\n", "")
+    status, _, err = cli("sql", "SELECT 42")
+    assert status == 2 and err.startswith(f"error: {str(here / 'data')!r}: a local folder whose path holds '%'")
+
+
 def test_a_publish_replacing_the_file_while_a_reader_opens_it_is_read_from_the_new_file(tmp_path, monkeypatch):
     """A reader resolves the warehouse's link, then a publish points the link at its new file and removes
     the old one before the reader opens it: the reader opens the new file, where it failed with
