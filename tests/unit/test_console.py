@@ -5,54 +5,34 @@ import sys
 
 import pytest
 
-# A real SIGINT, delivered while pipeline.cli is still importing its libraries (when it reaches numpy).
-INTERRUPT_WHILE_LOADING = """
+# A real SIGINT, delivered as the module named by argv[1] is first imported.
+INTERRUPT_ON_IMPORT = """
 import os, signal, sys
+module = sys.argv[1]
 
-class InterruptOnNumpy:
+class InterruptOnImport:
     def find_spec(self, name, path=None, target=None):
-        if name == "numpy":
+        if name == module:
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
-sys.meta_path.insert(0, InterruptOnNumpy())
+sys.modules.pop(module, None)
+sys.meta_path.insert(0, InterruptOnImport())
 sys.argv = ["baccarat", "odds", "--help"]
 from pipeline.console import console
 console()
 """
 
 
-def test_traceback_on_ctrl_c_while_the_cli_loads():
-    done = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_LOADING], capture_output=True, text=True,
+# numpy: while pipeline.cli imports its libraries. importlib.metadata: while the package `pipeline` itself
+# imported (`baccarat`'s first line imports it, before pipeline/console.py's guard), it looked its version up
+# (about 15 ms), and a Ctrl-C 20 to 30 ms after the start printed a traceback (a new user's trial).
+@pytest.mark.parametrize("module", ["numpy", "importlib.metadata"])
+def test_traceback_on_ctrl_c_while_baccarat_loads(module):
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_ON_IMPORT, module], capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
 
-
-# A real SIGINT, delivered while the package `pipeline` itself imports (`baccarat`'s first line imports it, before
-# pipeline/console.py's guard): it looked its version up with importlib.metadata, which took about 15 ms.
-INTERRUPT_WHILE_THE_PACKAGE_IMPORTS = """
-import os, signal, sys
-
-class InterruptOnMetadata:
-    def find_spec(self, name, path=None, target=None):
-        if name == "importlib.metadata":
-            os.kill(os.getpid(), signal.SIGINT)
-        return None
-
-sys.modules.pop("importlib.metadata", None)
-sys.meta_path.insert(0, InterruptOnMetadata())
-sys.argv = ["baccarat", "odds", "--help"]
-from pipeline.console import console
-console()
-"""
-
-
-def test_traceback_on_ctrl_c_while_the_package_imports():
-    """A Ctrl-C in the first tens of milliseconds of `baccarat` printed a KeyboardInterrupt traceback from
-    pipeline/__init__.py (a new user's trial: SIGINT 20 to 30 ms after the start)."""
-    done = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_THE_PACKAGE_IMPORTS], capture_output=True,
-                          text=True, timeout=120)
-    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
 
 def test_console_runs_the_command_when_not_interrupted():
     done = subprocess.run([sys.executable, "-c", "from pipeline.console import console; console()",
@@ -141,44 +121,11 @@ def test_ctrl_c_during_the_banque_count_was_a_segfault():
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
 
 
-# An interrupted command whose process meets a second Ctrl-C as it ends (`timeout -s INT` signals the command
-# and then its process group: two; or a user pressing Ctrl-C again), while its Spark drivers are ended.
-SECOND_CTRL_C_AS_THE_PROCESS_ENDS = """
+# A command (argv) that meets a Ctrl-C as the console ends its Spark drivers, once main() has returned.
+CTRL_C_AS_THE_DRIVERS_END = """
 import os, signal, sys
 from pipeline import spark
 from pipeline.cli.app import app
-
-end_drivers = spark._end_drivers
-
-def ctrl_c_again(keep):
-    os.kill(os.getpid(), signal.SIGINT)
-    return end_drivers(keep)
-
-spark._end_drivers = ctrl_c_again
-
-
-@app.command("interrupted")
-def interrupted():
-    raise KeyboardInterrupt
-
-sys.argv = ["baccarat", "interrupted"]
-from pipeline.console import console
-console()
-"""
-
-
-def test_a_second_ctrl_c_while_an_interrupted_command_ends_was_a_traceback():
-    """`timeout --preserve-status -s INT 2.2 baccarat marts` printed "error: interrupted", then a KeyboardInterrupt
-    traceback from drivers_ending_here (about 1 run in 40): the process is ending, and says so once."""
-    done = subprocess.run([sys.executable, "-c", SECOND_CTRL_C_AS_THE_PROCESS_ENDS], capture_output=True, text=True,
-                          timeout=120)
-    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
-
-
-# A command that ends well, then meets a Ctrl-C as the console ends its Spark drivers (main() has returned).
-CTRL_C_ONCE_THE_COMMAND_RETURNED = """
-import os, signal, sys
-from pipeline import spark
 
 end_drivers = spark._end_drivers
 
@@ -187,10 +134,26 @@ def ctrl_c_then_end(keep):
     return end_drivers(keep)
 
 spark._end_drivers = ctrl_c_then_end
-sys.argv = ["baccarat", "roads", "--outcomes", "BP", "--json"]
+
+
+@app.command("interrupted")
+def interrupted():
+    raise KeyboardInterrupt
+
+sys.argv = ["baccarat", *sys.argv[1:]]
 from pipeline.console import console
 console()
 """
+
+
+def test_a_second_ctrl_c_while_an_interrupted_command_ends_was_a_traceback():
+    """`timeout --preserve-status -s INT 2.2 baccarat marts` printed "error: interrupted", then a KeyboardInterrupt
+    traceback from drivers_ending_here (about 1 run in 40): the process is ending, and says so once."""
+    # the second Ctrl-C: `timeout -s INT` signals the command and then its process group, or a user presses again
+    done = subprocess.run([sys.executable, "-c", CTRL_C_AS_THE_DRIVERS_END, "interrupted"], capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+
 
 # A command that ends well, then meets a Ctrl-C while its buffered output is written at the console's flush.
 CTRL_C_AT_THE_LAST_FLUSH = """
@@ -209,16 +172,17 @@ class InterruptedOnce(io.RawIOBase):
         return len(data)
 
 sys.stdout = io.TextIOWrapper(io.BufferedWriter(InterruptedOnce(), 1 << 20))
-sys.argv = ["baccarat", "roads", "--outcomes", "BP", "--json"]
+sys.argv = ["baccarat", *sys.argv[1:]]
 from pipeline.console import console
 console()
 """
 
 
-@pytest.mark.parametrize("script", [CTRL_C_ONCE_THE_COMMAND_RETURNED, CTRL_C_AT_THE_LAST_FLUSH],
+@pytest.mark.parametrize("script", [CTRL_C_AS_THE_DRIVERS_END, CTRL_C_AT_THE_LAST_FLUSH],
                          ids=["as-drivers-end", "at-the-last-flush"])
 def test_a_ctrl_c_after_the_command_returned_was_a_traceback(script):
     """A Ctrl-C between main()'s return and the process's end (a new user's trial: SIGINT to `baccarat
     simulate`'s process group as it ended) printed a KeyboardInterrupt traceback from console()."""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    command = ["roads", "--outcomes", "BP", "--json"]
+    done = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (130, "error: interrupted\n")
