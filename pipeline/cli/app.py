@@ -313,13 +313,15 @@ def console() -> None:
     from pipeline.spark import drivers_ending_here
 
     status = None
-    try:
-        with drivers_ending_here() as end_drivers:  # on leaving, the drivers left are stopped at once
+    try:  # on leaving drivers_ending_here, the drivers left are stopped at once
+        with _DroppedInterrupts().watching() as interrupts, drivers_ending_here() as end_drivers:
             status = main()
             if status != INTERRUPTED and end_drivers(keep=status == 0):  # a Ctrl-C while the JVM wrote its archive
                 status = _interrupted()
             if status == INTERRUPTED:  # the process ends now: a Ctrl-C more (`timeout -s INT` sends two) is no traceback
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if interrupts.dropped and status in (0, READER_GONE):  # dropped in a finalizer as the drivers ended
+            status = _ended_by_interrupt()
     except KeyboardInterrupt:  # a Ctrl-C once main() returned, as its drivers ended
         status = INTERRUPTED if status == INTERRUPTED else _ended_by_interrupt()
     try:

@@ -155,6 +155,32 @@ def test_a_second_ctrl_c_while_an_interrupted_command_ends_was_a_traceback():
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
 
 
+# A command that ends well, then meets a Ctrl-C that Python drops in a finalizer as the console ends its Spark
+# drivers, while they take a few seconds more to end.
+CTRL_C_DROPPED_AS_THE_DRIVERS_END = """
+import sys, time
+from pipeline import spark
+
+end_drivers = spark._end_drivers
+
+class InterruptedWhileFinalized:
+    def __del__(self):
+        raise KeyboardInterrupt
+
+def dropped_then_end(keep):
+    InterruptedWhileFinalized()
+    started = time.monotonic()
+    while time.monotonic() - started < 5:
+        time.sleep(0.01)
+    print("the drivers took their time", file=sys.stderr)
+    return end_drivers(keep)
+
+spark._end_drivers = dropped_then_end
+sys.argv = ["baccarat", *sys.argv[1:]]
+from pipeline.console import console
+console()
+"""
+
 # A command that ends well, then meets a Ctrl-C while its buffered output is written at the console's flush.
 CTRL_C_AT_THE_LAST_FLUSH = """
 import io, os, signal, sys
@@ -178,8 +204,9 @@ console()
 """
 
 
-@pytest.mark.parametrize("script", [CTRL_C_AS_THE_DRIVERS_END, CTRL_C_AT_THE_LAST_FLUSH],
-                         ids=["as-drivers-end", "at-the-last-flush"])
+@pytest.mark.parametrize("script", [CTRL_C_AS_THE_DRIVERS_END, CTRL_C_DROPPED_AS_THE_DRIVERS_END,
+                                    CTRL_C_AT_THE_LAST_FLUSH],
+                         ids=["as-drivers-end", "dropped-as-drivers-end", "at-the-last-flush"])
 def test_a_ctrl_c_after_the_command_returned_was_a_traceback(script):
     """A Ctrl-C between main()'s return and the process's end (a new user's trial: SIGINT to `baccarat
     simulate`'s process group as it ended) printed a KeyboardInterrupt traceback from console()."""
