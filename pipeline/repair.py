@@ -17,6 +17,7 @@ from pipeline.runs import (RUN_TABLES, RUNS, DamagedRun, RunRecord, contract_pro
                            read_runs, repair_command, run_problems, uncommitted, written_run)
 from pipeline.schemas import contract
 from pipeline.storage import DamagedLog, StorageError, Store, data_file
+from pipeline.tasks import OPTIONS_GIVEN
 
 ROUND_EV = contract("round_ev").table
 SESSIONS = contract("sessions").table
@@ -25,14 +26,36 @@ COUNT_BOUNDS = {"running_count_": MAX_RUNNING_COUNT, "true_count_": MAX_TRUE_COU
 
 
 def added_repair(store: Store, table: str, run_id: str) -> str:
-    """The command that writes a run's rows of a table a job adds to it again (run them again with the
-    options they were made with: a rerun writes a damaged file again)."""
-    command = shlex.join(["baccarat", "composition" if table == ROUND_EV else "backtest", "--run-id", run_id,
-                          "--out", store.uri])
-    if table == ROUND_EV:
-        return f"{command} (with the --shoes and --counts it was run with)"
-    return f"{command} --systems ... (with the systems and session options it was run with)"
+    """The command that writes a run's rows of a table a job adds to it again: the job with the options its
+    commit recorded it was given (OPTIONS_GIVEN), which writes the committed rows back; without a record (a
+    commit by a version of the pipeline before, or a log that cannot be read), the job to run with the
+    options it was made with."""
+    command = _job_command(store, table, run_id)
+    if (given := _options_given(store, table, run_id)) is None:
+        return _unrecorded_repair(table, command)
+    return shlex.join([*command, *given])
 
+
+def _job_command(store: Store, table: str, run_id: str) -> list[str]:
+    """The words of the job that writes a run's rows of `table` (round_ev or sessions), before its options."""
+    return ["baccarat", "composition" if table == ROUND_EV else "backtest", "--run-id", run_id, "--out", store.uri]
+
+
+def _options_given(store: Store, table: str, run_id: str) -> list[str] | None:
+    """The options the commit of the run's rows of `table` recorded its command was given, None when it
+    recorded none or its log cannot be read (verify names that log in a line of its own)."""
+    try:
+        given = store.commit_record(table, run_id, OPTIONS_GIVEN)
+    except StorageError:
+        return None
+    return given if isinstance(given, list) and all(isinstance(word, str) for word in given) else None
+
+
+def _unrecorded_repair(table: str, command: list[str]) -> str:
+    """The repair command of rows whose commit recorded no options: the options left for the user to give."""
+    if table == ROUND_EV:
+        return f"{shlex.join(command)} (with the --shoes and --counts it was run with)"
+    return f"{shlex.join(command)} --systems ... (with the systems and session options it was run with)"
 
 
 def unlogged_added_rows(store: Store) -> list[str]:
@@ -78,7 +101,7 @@ def _table_repair(store: Store, table: str) -> str:
     """The command that repairs a table's damaged log (docs/repair.md)."""
     out = shlex.quote(store.uri)
     if table in ADDED_TABLES:
-        return f"{added_repair(store, table, 'RUN')}, for each run it held"
+        return f"{_unrecorded_repair(table, _job_command(store, table, 'RUN'))}, for each run it held"
     if table.startswith("marts/"):
         return f"baccarat marts --out {out}"
     if run := next((run for run in _recorded_runs(store) if table == RUNS or table in run.versions), None):
@@ -129,7 +152,8 @@ def added_problems(store: Store, run: RunRecord, table: str, files: list[dict], 
     footers = store.parquet_footers([f["path"] for f in sound])
     problems += [why for f, footer in zip(sound, footers) if (why := contract_problem(
         store.location(f["path"]), footer, table, run.bets, rows=f["rows"], footer_problem=counts))]
-    return [f"run {run.run_id!r}: {why}; repair: {added_repair(store, table, run.run_id)}" for why in problems]
+    repair = added_repair(store, table, run.run_id) if problems else ""
+    return [f"run {run.run_id!r}: {why}; repair: {repair}" for why in problems]
 
 
 def count_past_bounds(footer: pq.FileMetaData) -> str | None:

@@ -34,6 +34,9 @@ def partitions_for(shoes: int, parallelism: int, shoes_per_task: int) -> int:
 
 
 KEY_LENGTH = 12
+# A round_ev or sessions commit's record (Store.commit_partition's metadata) of the options its command was
+# given that decide its rows, as the words of its command line: the repair line repeats them (repair.added_repair).
+OPTIONS_GIVEN = "baccarat.options"
 _PART = re.compile(r"part-(\d{12})-(\d{12})-(\w+)\.parquet")
 
 
@@ -41,6 +44,12 @@ def content_key(parameters: dict) -> str:
     """Part of every file name a job writes: jobs of other parameters never write over each other's
     files (an overwrite that fails leaves the old files whole), and equal keys mean equal rows."""
     return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:KEY_LENGTH]
+
+
+def options_record(given: tuple[str, ...] | None) -> dict:
+    """A commit's record of the options a command was given (OPTIONS_GIVEN); none when not known (a plan
+    not made by the command, which records nothing)."""
+    return {} if given is None else {OPTIONS_GIVEN: list(given)}
 
 
 def part_name(first: int, last: int, key: str) -> str:

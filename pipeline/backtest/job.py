@@ -28,7 +28,7 @@ from pipeline.schemas import contract
 from pipeline.session_kernel import TIE
 from pipeline.storage import Store
 from pipeline.systems import SYSTEMS_PLAYED, System, known_systems, load_system
-from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import content_key, options_record, part_name, partitions_for, shoe_ranges, write_files
 
 SESSIONS = "sessions"
 SHOES_PER_TASK = 10_000
@@ -59,6 +59,7 @@ class Plan(JobPlan):
     entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # {first shoe: {system: key}} when known
     kept: Mapping[int, Kept] = field(default_factory=dict)  # {first shoe: what a range played again keeps}
     lookback_sessions: int = LOOKBACK_SESSIONS
+    given: tuple[str, ...] | None = None  # --systems and session options, as given (its commit records them)
     tables = (SESSIONS,)
     application = "baccarat-backtest"
     in_runs = False
@@ -95,8 +96,10 @@ class Plan(JobPlan):
 
     def commit_metadata(self, table: str) -> dict:
         """Each system's unit and bet as played (None for a chooser's), which the system marts take: the
-        system's file may be edited, or another file take its name, after the sessions were played."""
-        return {SYSTEMS_PLAYED: {system.name: system.played_terms() for system in self.systems}}
+        system's file may be edited, or another file take its name, after the sessions were played; and the
+        options the command was given (OPTIONS_GIVEN), which the repair line of the rows repeats."""
+        return {SYSTEMS_PLAYED: {system.name: system.played_terms() for system in self.systems}} | \
+            options_record(self.given)
 
     def settled(self, results: list[dict], rewrite: Callable) -> list[dict]:
         return settled(self, results, rewrite)

@@ -313,7 +313,8 @@ def composition(
     from pipeline.repair import repair_logs
     from pipeline.runs import check_run_id
 
-    plan = composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions)
+    plan = replace(composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions),
+                   given=_given(shoes=shoes, counts=counts))
     out.check_writable()
     for line in repair_logs(out, [composition_job.ROUND_EV]):
         print(f"{line}: compute the round_ev rows of the other runs it held again")
@@ -331,6 +332,14 @@ def composition(
           f"{result['version']} of {out.location(composition_job.ROUND_EV)}; count systems: "
           f"{', '.join(result['counts']) or 'none'}")
     _forget_stale_marts(out, run_id, "composition", restored, dropped)
+
+
+def _given(**options) -> tuple[str, ...]:
+    """The options a job was given that decide its rows (None: not given), as the words of its command line, a
+    list's each after the option repeated: its commit records them, so that the repair line repeats them."""
+    return tuple(word for name, value in options.items() if value is not None
+                 for each in (value if isinstance(value, list) else [value])
+                 for word in (f"--{name.replace('_', '-')}", str(each)))
 
 
 def backtest(
@@ -358,7 +367,8 @@ def backtest(
 
     names = _system_names(systems)
     session = {"bankroll": bankroll, "goal": goal, "stop_loss": stop_loss, "max_rounds": max_rounds}
-    plan = backtest_job.plan_for(out.check_readable(), check_run_id(run_id), names, session, partitions)
+    plan = replace(backtest_job.plan_for(out.check_readable(), check_run_id(run_id), names, session, partitions),
+                   given=_given(systems=systems, **session))
     out.check_writable()
     for line in repair_logs(out, [backtest_job.SESSIONS]):
         print(f"{line}: backtest the other runs it held again")

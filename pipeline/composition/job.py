@@ -20,7 +20,7 @@ from pipeline.rule_sets import RuleSet
 from pipeline.runs import RunRecord, check_run, shoe_rows
 from pipeline.schemas import contract
 from pipeline.storage import Store
-from pipeline.tasks import content_key, part_name, partitions_for, shoe_ranges, write_files
+from pipeline.tasks import content_key, options_record, part_name, partitions_for, shoe_ranges, write_files
 
 ROUND_EV = "round_ev"
 SHOES_PER_BATCH = 256  # a batch's compositions, EVs and counts stay a few megabytes
@@ -36,6 +36,7 @@ class Plan(JobPlan):
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=new_tag)  # tags this job's temporary files
+    given: tuple[str, ...] | None = None  # --shoes and --counts, as given (its commit records them)
     tables = (ROUND_EV,)
     application = "baccarat-composition"
     in_runs = False
@@ -68,6 +69,10 @@ class Plan(JobPlan):
 
     def write_range(self, first: int, last: int, report_batch: Callable[[int, int], None]) -> dict:
         return write_range(self, first, last, report_batch)
+
+    def commit_metadata(self, table: str) -> dict:
+        """The options the command was given (OPTIONS_GIVEN), which the repair line of the rows repeats."""
+        return options_record(self.given)
 
     def table_schema(self, table: str) -> pa.Schema:
         return table_schema(self)

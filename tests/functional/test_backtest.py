@@ -328,7 +328,7 @@ def test_a_damaged_sessions_file_is_found_by_verify_and_written_again_by_the_sam
     damage(damaged)
     status, printed, _ = cli("verify", "--out", out)
     assert status == 1 and str(damaged) in printed
-    assert f"repair: baccarat backtest --run-id {RUN} --out {out} --systems ..." in printed
+    assert f"repair: baccarat backtest --run-id {RUN} --out {out} --systems flat_banker --max-rounds 20\n" in printed
     status, printed, err = cli(*args)
     assert status == 0 and "nothing to do" not in printed, err
     assert committed_sessions(out) == before
@@ -347,6 +347,7 @@ def test_a_truncated_sessions_file_made_marts_exit_2(backtested, cli, tmp_path):
     status, printed, err = cli("marts", "--out", out, "--run-id", RUN, "--warehouse", tmp_path / "w.duckdb")
     assert (status, printed, err.count("\n")) == (1, "", 1)
     line = err.removeprefix("error: ").strip()
-    assert str(damaged) in line and f"; repair: baccarat backtest --run-id {RUN} --out {out} --systems ..." in line
+    assert str(damaged) in line
+    assert line.endswith(f"; repair: baccarat backtest --run-id {RUN} --out {out} --systems flat_banker --max-rounds 20")
     assert line in cli("verify", "--out", out)[1].splitlines()
     assert cli(*args)[0] == 0 and cli("verify", "--out", out)[0] == 0

@@ -8,11 +8,13 @@ import threading
 
 import duckdb
 import pytest
+import yaml
 from deltalake import DeltaTable
 from spark_jobs import simulate_with_marts
 
 from pipeline.cli import jobs as cli_jobs
 from pipeline.cli import main
+from pipeline.config_files import resource
 from pipeline.marts import engines, publish
 from pipeline.marts.inputs import COMPOSITION_MARTS, EVERY_MART, SYSTEM_MARTS
 from pipeline.schemas import contract
@@ -196,6 +198,41 @@ def test_rows_written_again_as_committed_keep_the_marts_built_from_them(cli, run
     status, printed, err = cli(command, "--run-id", RUN, "--out", out, *options)
     assert status == 0, err
     assert "removed" not in printed and f"the run's {command} marts stand" in printed
+    assert cli("verify", "--out", out)[0] == 0
+    assert run_rows(out, BUILT_FROM[command]) == built
+
+
+@pytest.fixture
+def own_count(tmp_path):
+    """A count system of one's own, in a folder whose name holds a space: --counts takes its path."""
+    document = yaml.safe_load(resource("conf", "counts", "banker_player_simple.yaml").read_text())
+    path = tmp_path / "my counts" / "low_cards.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(document | {"name": "low_cards", "tags": document["tags"] | {8: -2, 9: 1}}))
+    return path
+
+
+@pytest.mark.parametrize("command, table", [("composition", "round_ev"), ("backtest", "sessions")])
+def test_the_repair_verify_names_for_a_deleted_file_pastes_and_writes_the_committed_rows_back(
+        cli, spark, tmp_path, own_count, command, table):
+    # the line left the options to the user ("with the --shoes and --counts it was run with"): it could not be
+    # pasted, and a guess of other options replaced the rows and removed the marts built from them
+    out = simulate_with_marts(spark, tmp_path / "my data", seed=5, shoes=12, partitions=2, run_id=RUN)
+    options = {"composition": ("--shoes", "8", "--counts", f"banker_player_simple,{own_count}"),
+               "backtest": ("--systems", "flat_banker", "--systems", "martingale_banker", "--bankroll", "500")}
+    assert cli(command, "--run-id", RUN, "--out", out, *options[command], "--partitions", "3")[0] == 0  # not recorded
+    assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
+    built = run_rows(out, BUILT_FROM[command])
+    assert all(built.values())
+    delete_run_files(out, table)
+    status, printed, _ = cli("verify", "--out", out)
+    [line] = {line.rpartition("; repair: ")[2] for line in printed.splitlines() if "data file missing" in line}
+    repair = shlex.split(line)  # each deleted file's line names the same repair
+    assert status == 1 and repair[:2] == ["baccarat", command]
+    status, printed, err = cli(*repair[1:])
+    assert status == 0, err
+    assert "removed" not in printed and f"the rows written again are those committed: the run's {command} marts " \
+        "stand" in printed
     assert cli("verify", "--out", out)[0] == 0
     assert run_rows(out, BUILT_FROM[command]) == built
 
