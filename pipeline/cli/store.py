@@ -69,11 +69,12 @@ def _marts_states(out: "Store", records: list["RunRecord"]) -> tuple[dict[str, s
     """Whether each run's marts are built: built, none, incomplete, or - for a banque run, which has none to
     build (they read one-hand rounds); and a line for each run whose marts are not all built, with what to do."""
     from pipeline.at_once import alongside
-    from pipeline.marts.held import added_marts_to_build, lost_runs, runs_in_every_mart
+    from pipeline.marts.held import added_marts_to_build, lost_runs, runs_in_every_mart, runs_with_added_rows
     from pipeline.marts.inputs import MARTS
 
-    every, to_build = (alongside(lambda: runs_in_every_mart(out), lambda: added_marts_to_build(out)) if records
-                       else ({}, {}))
+    every, added = (alongside(lambda: runs_in_every_mart(out), lambda: runs_with_added_rows(out)) if records
+                    else ({}, {}))
+    to_build = added_marts_to_build(added, every) if records else {}
     held = [every[name] for name in MARTS if every.get(name) is not None] or [set()]
     losing = {run_id for runs in (lost_runs(out, held=every) if records else {}).values() for run_id in runs}
     states, lost, unbuilt = {}, [], []

@@ -29,18 +29,21 @@ def runs_in_every_mart(out: Store) -> dict[str, set[str] | None]:
     return dict(zip(EVERY_MART, _runs_in_tables(out, [contract(name).table for name in EVERY_MART])))
 
 
-def added_marts_to_build(out: Store) -> dict[str, dict[str, tuple[str, ...]]]:
-    """The runs that have rows in a table another job adds (round_ev, sessions) but in none of the marts
-    built from it, with those tables and marts: that job committed after the run's marts were built (again,
-    it removed the marts built from the rows it replaced), and `baccarat marts --run-id` builds them. A run
-    that some of those marts hold is not named: one may have no rows of it (a system's drawdowns over no
-    complete session)."""
-    marts = [name for names in BUILT_FROM_ADDED.values() for name in names]
-    held = _runs_in_tables(out, [*BUILT_FROM_ADDED, *(contract(name).table for name in marts)])
-    added, built = held[:len(BUILT_FROM_ADDED)], dict(zip(marts, held[len(BUILT_FROM_ADDED):]))
+def runs_with_added_rows(out: Store) -> dict[str, set[str] | None]:
+    """The runs each table another job adds (round_ev, sessions) holds, by table (None: its log cannot be read)."""
+    return dict(zip(BUILT_FROM_ADDED, _runs_in_tables(out, list(BUILT_FROM_ADDED))))
+
+
+def added_marts_to_build(added: dict[str, set[str] | None],
+                         held: dict[str, set[str] | None]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """The runs that have rows in a table another job adds (`added`: runs_with_added_rows) but in none of the
+    marts built from it (`held`: runs_in_every_mart), with those tables and marts: that job committed after
+    the run's marts were built (again, it removed the marts built from the rows it replaced), and `baccarat
+    marts --run-id` builds them. A run that some of those marts hold is not named: one may have no rows of it
+    (a system's drawdowns over no complete session)."""
     missing = {}
-    for runs, (table, names) in zip(added, BUILT_FROM_ADDED.items()):
-        for run_id in (runs or set()) - set().union(*(built[name] or set() for name in names)):
+    for table, names in BUILT_FROM_ADDED.items():
+        for run_id in (added[table] or set()) - set().union(*(held[name] or set() for name in names)):
             missing.setdefault(run_id, {})[table] = names
     return missing
 
