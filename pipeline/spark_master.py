@@ -57,17 +57,33 @@ def _loopback(host: str) -> bool:
 def check_master(master: str) -> str:
     """A master Spark can use (check_master_form), and for a standalone cluster one that answers; else a
     one-line error: a failure of the world for a master that does not answer (Spark itself waits a minute
-    for an unreachable master, then prints hundreds of lines)."""
+    for an unreachable master, then prints hundreds of lines). A URL naming several masters (standalone
+    high availability: Spark registers with each, and the one leading answers) needs one of them to answer,
+    as Spark does: a standby that is down is the failure it is there for."""
     check_master_form(master)
-    for host, port in _standalone_addresses(master) if master.startswith("spark://") else ():
+    if not master.startswith("spark://"):
+        return master
+    answered, unreachable = False, []
+    for host, port in _standalone_addresses(master):
         try:
-            answered = _answers_spark_rpc(host, int(port))
+            answered |= _master_answers(master, host, int(port))
         except OSError as error:
-            raise WorldFailure(f"cannot reach the Spark master {master}: {error.strerror or error}") from None
-        if not answered:
-            raise BaccaratError(f"{master} is not a Spark master: {host}:{port} accepts connections but does not "
-                                "answer Spark's requests")
-    return master
+            unreachable.append((f"{host}:{port}", error.strerror or str(error)))
+    if answered:
+        return master
+    if len(unreachable) == 1:
+        raise WorldFailure(f"cannot reach the Spark master {master}: {unreachable[0][1]}")
+    raise WorldFailure(f"cannot reach any of the Spark masters {master}: "
+                       + "; ".join(f"{address}: {reason}" for address, reason in unreachable))
+
+
+def _master_answers(master: str, host: str, port: int) -> bool:
+    """True when host:port answers Spark's protocol; a server there that does not is bad input (OSError:
+    nothing takes the connection)."""
+    if not _answers_spark_rpc(host, port):
+        raise BaccaratError(f"{master} is not a Spark master: {host}:{port} accepts connections but does not "
+                            "answer Spark's requests")
+    return True
 
 
 def _answers_spark_rpc(host: str, port: int) -> bool:

@@ -1,7 +1,10 @@
 """The --master URL of every Spark command, checked before Spark starts (pipeline/spark.py)."""
 
+import contextlib
 import re
 import socket
+import struct
+import threading
 
 import pytest
 
@@ -115,3 +118,37 @@ def test_a_java_home_without_java_is_named_in_the_one_line(tmp_path, monkeypatch
     assert refused.value.exit_status == 2
     assert str(refused.value) == (f"JAVA_HOME is {tmp_path / 'jdk-gone'}, which holds no bin/java: point it at "
                                   "a Java 17 or later, or unset it to use the PATH's java")
+
+
+@contextlib.contextmanager
+def answering_master():
+    """A port that answers the master probe as a standalone master does (a failure reply naming the
+    stream asked for); yields the port."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        def answer():
+            connection, _ = server.accept()
+            with connection, connection.makefile("rb") as reading:
+                request = reading.read(8)
+                request += reading.read(struct.unpack(">q", request)[0] - 8)
+                connection.sendall(request[:8] + bytes([8]) + request[9:])
+
+        answering = threading.Thread(target=answer, daemon=True)
+        answering.start()
+        yield server.getsockname()[1]
+        answering.join(timeout=10)
+
+
+def test_a_standby_master_that_is_down_leaves_the_leader_to_answer():
+    """`--master spark://127.0.0.1:7199,127.0.0.1:7177` (standalone high availability: Spark registers with
+    every master and the one leading answers) with the first down and the second up ended "cannot reach the
+    Spark master ...: Connection refused", exit 1: every master named had to answer. One answering is enough,
+    as it is for Spark; none answering is still a failure of the world that names each."""
+    down, also_down = closed_port(), closed_port()
+    with answering_master() as port:
+        master = f"spark://127.0.0.1:{down},127.0.0.1:{port}"
+        assert check_master(master) == master
+    master = f"spark://127.0.0.1:{down},127.0.0.1:{also_down}"
+    with pytest.raises(WorldFailure) as failed:
+        check_master(master)
+    assert str(failed.value) == (f"cannot reach any of the Spark masters {master}: 127.0.0.1:{down}: Connection "
+                                 f"refused; 127.0.0.1:{also_down}: Connection refused")
