@@ -59,8 +59,7 @@ def _positive(text: str, name: str, kind: type) -> int | float:
 
 def _at_most(value: int | float, most: int, name: str) -> int | float:
     if value > most:
-        raise BaccaratError(f"{name} must be at most {most:,}, not {value:,}" if isinstance(value, int) else
-                            f"{name} must be at most {most:,}, not {value:g}")
+        raise BaccaratError(f"{name} must be at most {most:,}, not {value:,}")  # 1000001.0 as 1,000,001.0: :g said 1e+06
     return value
 
 

@@ -37,6 +37,13 @@ def test_sql_timeout_1e308_printed_a_thread_s_traceback(cli, tmp_path, seconds):
     assert "error: --timeout (seconds) must be at most 1,000,000, not " in err
 
 
+def test_a_timeout_just_past_the_bound_was_said_to_be_the_bound():
+    """`--timeout 1000001` said "must be at most 1,000,000, not 1e+06": the refused value read as the bound."""
+    with pytest.raises(BaccaratError) as refused:
+        Bounds.given(timeout=1_000_001.0)
+    assert str(refused.value) == "--timeout (seconds) must be at most 1,000,000, not 1,000,001.0"
+
+
 def test_a_timeout_up_to_the_bound_is_taken():
     assert Bounds.given(timeout=MAX_TIMEOUT).timeout == MAX_TIMEOUT
 
