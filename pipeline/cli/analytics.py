@@ -116,7 +116,7 @@ def _range_runner(master: str | None, out: "Store") -> tuple["RangeRunner", int]
     from pipeline.marts.cluster import spark_ranges
 
     context = spark_context(master, "baccarat marts")
-    return spark_ranges(context), context.defaultParallelism
+    return spark_ranges(context, out), context.defaultParallelism
 
 
 ROADS_INPUT_BYTES = 1 << 20  # about 10,000 shoes of results: a minute or two of work

@@ -3,11 +3,13 @@ chosen engine, reading the run's files straight from the store, and returns them
 to the driver, which merges them and runs the final queries (pipeline/marts/partials.py)."""
 
 from dataclasses import replace
+from functools import partial
 from math import ceil
 
 from pipeline.errors import WorldFailure
 from pipeline.marts.choices import MAX_RANGES
-from pipeline.marts.partials import RangeRunner
+from pipeline.marts.partials import RangeRunner, ShoeRange
+from pipeline.storage import Store
 from pipeline.tasks import collect_or_fail
 
 # About 16M rounds, two of the simulation's files: a task's engine holds them in 540 to 790 MB, and a range
@@ -20,15 +22,25 @@ def default_ranges(shoes: int, parallelism: int) -> int:
     return max(1, min(shoes, MAX_RANGES, max(parallelism, ceil(shoes / SHOES_PER_RANGE))))
 
 
-def spark_ranges(context) -> RangeRunner:
+def spark_ranges(context, out: Store | None = None) -> RangeRunner:
     """Run each range's partials as one Spark task of `context`, its engine on the task's cores
     (spark.task.cpus: DuckDB's threads by the range, Polars' by the POLARS_MAX_THREADS pipeline/spark.py
-    gives the executors); a task's OSError is one line (exit 1)."""
+    gives the executors); a task's OSError is one line (exit 1). Given `out`, each task first checks that
+    its executor has the store's settings the driver has, and reaches it (as the simulation's tasks do)."""
     cores = int(context.getConf().get("spark.task.cpus", "1"))
+    settings = [] if out is None else out.settings_names()
 
     def run_ranges(task, ranges):
         on_cores = [replace(shoes, threads=cores) for shoes in ranges]
-        tasks = context.parallelize(on_cores, len(on_cores)).map(task)
+        checked = task if out is None else partial(_reaching_the_store, out, settings, task)
+        tasks = context.parallelize(on_cores, len(on_cores)).map(checked)
         return collect_or_fail(tasks, lambda: None, WorldFailure)
 
     return run_ranges
+
+
+def _reaching_the_store(out: Store, settings: list[str], task, shoes: ShoeRange):
+    """task(shoes), in a task whose executor has the variables `settings` and reaches OUT (an OSError
+    naming what is missing: an executor without AWS_* read as a 403 of the store, ACCESS_DENIED)."""
+    out.check_reachable_here(settings)
+    return task(shoes)

@@ -189,3 +189,25 @@ def test_executors_without_the_aws_variables_fail_in_one_line_commit_nothing_and
         assert secret not in failed.stderr + rerun.stderr + rerun.stdout
     local = simulate(spark, tmp_path / "local", seed=9, shoes=40, partitions=2, run_id="c")
     assert [f.sha256 for f in read_run(store, "c").files] == [f.sha256 for f in local.files]
+
+
+@pytest.mark.slow
+def test_marts_on_executors_without_the_aws_variables_name_them_as_simulate_does(tmp_path, spark, bucket):
+    """`baccarat marts --master spark://... --out s3://...` on executors without the AWS_* variables said
+    "cannot read s3://.../shoes/...parquet: ... AWS Error ACCESS_DENIED during HeadObject operation" (the
+    executors' requests went unsigned), where simulate, composition and backtest name the variables the
+    executors lack and how to give them. The marts' tasks now check as theirs do, before reading."""
+    simulate(spark, bucket, seed=5, shoes=40, partitions=2, run_id="m")
+    (tmp_path / "logs").mkdir()
+    with standalone_cluster(tmp_path / "logs", 1, withheld="AWS_") as (url, env, _):
+        env = {name: value for name, value in env.items() if not name.startswith("PYSPARK_GATEWAY_")}
+        failed = subprocess.run([sys.executable, "-m", "pipeline.cli", "marts", "--master", url, "--out", bucket,
+                                 "--warehouse", str(tmp_path / "warehouse.duckdb")],
+                                env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    lines = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
+    assert failed.returncode == 1 and len(lines) == 1 and failed.stdout == "", failed.stderr[-3000:]
+    assert lines[0].startswith("error: the executor on "), lines[0]
+    missing = lines[0].split(" lacks ", 1)[1].split(", which the driver uses for ", 1)[0].split(", ")
+    assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP"} <= set(missing)
+    assert "spark.executorEnv.NAME" in lines[0]
+    assert not (tmp_path / "warehouse.duckdb").exists()
