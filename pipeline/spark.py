@@ -27,6 +27,10 @@ from pipeline.spark_archive import MADE_SECONDS, DriverArchive, driver_archive, 
 from pipeline.spark_master import LOCAL_MASTER, check_master, workers_here
 
 SPARK_LOG_FILE = "spark.baccarat.logFile"  # the Spark setting naming the file that holds the JVM's output
+# pyspark's first call into the JVM imports pyspark.testing.utils, which warns on stderr, once a process, that
+# it does not fully support pandas 3 when pandas 3 is installed beside (a BI script's): the pipeline hands
+# Spark no pandas, and nothing but the command's own lines may reach the terminal
+warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
 
 
 def check_java() -> Path:
