@@ -63,13 +63,13 @@ def check_master(master: str) -> str:
     check_master_form(master)
     if not master.startswith("spark://"):
         return master
-    answered, unreachable = False, []
-    for host, port in _standalone_addresses(master):
+    addresses, unreachable = _standalone_addresses(master), []
+    for host, port in addresses:
         try:
-            answered |= _master_answers(master, host, int(port))
+            _check_answers(master, host, int(port))
         except OSError as error:
             unreachable.append((f"{host}:{port}", error.strerror or str(error)))
-    if answered:
+    if len(unreachable) < len(addresses):
         return master
     if len(unreachable) == 1:
         raise WorldFailure(f"cannot reach the Spark master {master}: {unreachable[0][1]}")
@@ -77,13 +77,12 @@ def check_master(master: str) -> str:
                        + "; ".join(f"{address}: {reason}" for address, reason in unreachable))
 
 
-def _master_answers(master: str, host: str, port: int) -> bool:
-    """True when host:port answers Spark's protocol; a server there that does not is bad input (OSError:
-    nothing takes the connection)."""
+def _check_answers(master: str, host: str, port: int) -> None:
+    """Nothing when host:port answers Spark's protocol; a server there that does not is bad input (an
+    OSError: nothing takes the connection)."""
     if not _answers_spark_rpc(host, port):
         raise BaccaratError(f"{master} is not a Spark master: {host}:{port} accepts connections but does not "
                             "answer Spark's requests")
-    return True
 
 
 def _answers_spark_rpc(host: str, port: int) -> bool:

@@ -22,18 +22,17 @@ def default_ranges(shoes: int, parallelism: int) -> int:
     return max(1, min(shoes, MAX_RANGES, max(parallelism, ceil(shoes / SHOES_PER_RANGE))))
 
 
-def spark_ranges(context, out: Store | None = None) -> RangeRunner:
+def spark_ranges(context, out: Store) -> RangeRunner:
     """Run each range's partials as one Spark task of `context`, its engine on the task's cores
     (spark.task.cpus: DuckDB's threads by the range, Polars' by the POLARS_MAX_THREADS pipeline/spark.py
-    gives the executors); a task's OSError is one line (exit 1). Given `out`, each task first checks that
-    its executor has the store's settings the driver has, and reaches it (as the simulation's tasks do)."""
+    gives the executors); a task's OSError is one line (exit 1). Each task first checks that its executor
+    has the settings of the store OUT the driver has, and reaches it (as the simulation's tasks do)."""
     cores = int(context.getConf().get("spark.task.cpus", "1"))
-    settings = [] if out is None else out.settings_names()
+    settings = out.settings_names()
 
     def run_ranges(task, ranges):
         on_cores = [replace(shoes, threads=cores) for shoes in ranges]
-        checked = task if out is None else partial(_reaching_the_store, out, settings, task)
-        tasks = context.parallelize(on_cores, len(on_cores)).map(checked)
+        tasks = context.parallelize(on_cores, len(on_cores)).map(partial(_reaching_the_store, out, settings, task))
         return collect_or_fail(tasks, lambda: None, WorldFailure)
 
     return run_ranges

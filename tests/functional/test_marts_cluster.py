@@ -83,7 +83,7 @@ def assert_same_marts(built: dict, expected: dict) -> None:
 def test_marts_from_spark_ranges_equal_the_single_process_build(spark, runs, one_process, rules, engine, ranges):
     run, road_stats_shoes = runs[rules]
     built = built_tables(run.out, build_marts(engine, run, ROAD_CELLS_SHOES, road_stats_shoes, ranges,
-                                              spark_ranges(spark)))
+                                              spark_ranges(spark, run.out)))
     expected = one_process(rules, engine)
     assert set(expected) == set(MARTS) | (set(COMPOSITION_MARTS) if rules == "ez_baccarat" else set())
     assert all(table.num_rows > 0 for table in expected.values())
@@ -104,7 +104,7 @@ def test_each_range_task_runs_its_engines_on_the_task_cores(spark, tmp_path):
         return {"duckdb": int(duckdb_threads), "polars": polars.thread_pool_size()}
 
     ranges = [ShoeRange(first, first + 1, (), ()) for first in range(4)]
-    assert spark_ranges(spark)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
+    assert spark_ranges(spark, store)(engine_threads, ranges) == [{"duckdb": 1, "polars": 1}] * 4
 
 
 def test_the_tasks_polars_keeps_the_pages_it_frees(spark):

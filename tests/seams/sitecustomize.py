@@ -86,8 +86,8 @@ def _gated(task, shoes):
 
 
 def wrapped_marts_tasks(spark_ranges, wrapper):
-    def ranges_of(context, *store):
-        run_ranges = spark_ranges(context, *store)
+    def ranges_of(context, out):
+        run_ranges = spark_ranges(context, out)
         return lambda task, ranges: run_ranges(functools.partial(wrapper, task), ranges)
 
     return ranges_of
