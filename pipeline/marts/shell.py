@@ -19,7 +19,7 @@ import duckdb
 
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.marts.bounds import Bounds
-from pipeline.marts.statements import each_statement, refuse_all_but_queries
+from pipeline.marts.statements import each_statement, ends_a_statement, refuse_all_but_queries
 from pipeline.marts.warehouse import damaged_file_hint, error_with_hint, failed_on_the_data
 
 ROWS_PER_FETCH = 10_000
@@ -251,10 +251,10 @@ TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
 
 
 def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
-    """Statements ending in ';' from stdin (in a pipe the last may end at the end of input); a prompt on
-    a terminal, none in a pipe. In a pipe (a script) every statement runs, and the exit status is the
-    first failure's, as for the same statement given as the argument (2 refused, 1 damaged data), else 0;
-    .quit, \\q, exit or end of input leaves.
+    """Statements ending in ';' from stdin (not one inside a string or a comment; in a pipe the last may
+    end at the end of input); a prompt on a terminal, none in a pipe. In a pipe (a script) every statement
+    runs, and the exit status is the first failure's, as for the same statement given as the argument (2
+    refused, 1 damaged data), else 0; .quit, \\q, exit or end of input leaves.
     On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
     interactive = sys.stdin.isatty()
     if isinstance(sys.stdin, io.TextIOWrapper):  # a byte that is not UTF-8 is then the statement's error
@@ -288,7 +288,7 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
             continue
         lines.append(line.rstrip("\n"))
         statement = "\n".join(lines).strip()
-        if statement.endswith(";"):
+        if ends_a_statement(statement):
             lines = []
             failures.append(_run_statements(con, bounds, statement, interactive))
     return 0 if interactive else next(filter(None, failures), 0)

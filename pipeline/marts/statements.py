@@ -51,6 +51,24 @@ def each_statement(sql: str) -> list[str]:
     return [text for text, _ in _statements(sql)] or [sql]
 
 
+def ends_a_statement(sql: str) -> bool:
+    """Whether `sql` ends with a ';' that ends a statement, comments after it aside (`SELECT 1; -- note`):
+    not a ';' inside a string, a quoted name or a comment (`SELECT a, -- the side;`), which a prompt
+    reading line by line must not take for the statement's end. Text that is not UTF-8 (DuckDB's
+    tokenizer refuses it) ends with a ';' of its own."""
+    if not_utf8(sql):
+        return sql.rstrip().endswith(";")
+    tokens = duckdb.tokenize(sql)
+    ends = [start for start, _ in tokens[1:]] + [len(sql)]
+    for (start, kind), end in reversed(list(zip(tokens, ends))):
+        text = sql[start:end].strip()
+        if kind != duckdb.token_type.comment:
+            return text == ";"
+        if text.startswith("/*") and (len(text) < 4 or not text.endswith("*/")):
+            return False  # a block comment still open: the statement goes on
+    return False
+
+
 def _statements(sql: str) -> list[tuple[str, list[_Word]]]:
     """Each statement of `sql` (split at the semicolons the tokenizer finds) with its words, comments left out."""
     tokens = duckdb.tokenize(sql)
