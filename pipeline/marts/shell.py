@@ -327,10 +327,18 @@ def _dot_command(con, command: str) -> None:
         return
     if name == ".schema" and len(arguments) <= 1:
         columns = con.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
-                          "WHERE table_name = coalesce($name, table_name) ORDER BY table_name, ordinal_position",
-                          params={"name": arguments[0] if arguments else None})
+                          "WHERE lower(table_name) = lower(coalesce($name, table_name)) "
+                          "ORDER BY table_name, ordinal_position",
+                          params={"name": _table_name(arguments[0]) if arguments else None})
         if not columns.limit(1).fetchall():
             raise BaccaratError(f"no table {arguments[0]!r} (.tables lists them)")
         show_result(columns)
         return
     raise BaccaratError(f"unknown command {command!r}: .tables, .schema [TABLE] or .quit")
+
+
+def _table_name(written: str) -> str:
+    """A table's name as a query may write it: in any case, or quoted ("rounds"), as DuckDB finds it."""
+    if len(written) > 1 and written[0] == written[-1] == '"':
+        return written[1:-1].replace('""', '"')
+    return written

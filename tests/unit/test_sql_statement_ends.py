@@ -43,3 +43,4 @@ def test_a_semicolon_ending_a_line_in_a_comment_or_a_string_ended_the_statement(
 ])
 def test_where_a_statement_ends(text, ends):
     assert ends_a_statement(text) is ends
+
