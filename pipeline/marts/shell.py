@@ -283,6 +283,8 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
         command = line.strip().removesuffix(";").strip()
         if command in LEAVE or (not lines and command in ("exit", "quit")):
             break
+        if not lines and not line.strip():
+            continue  # no statement begun: the prompt stays the first line's
         if not lines and command.startswith("."):
             failures.append(_status(lambda: _dot_command(con, command)))
             continue
