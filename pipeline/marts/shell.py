@@ -254,8 +254,9 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
     """Statements ending in ';' from stdin (not one inside a string or a comment; in a pipe the last may
     end at the end of input); a prompt on a terminal, none in a pipe. In a pipe (a script) every statement
     runs, and the exit status is the first failure's, as for the same statement given as the argument (2
-    refused, 1 damaged data), else 0; .quit, \\q, exit or end of input leaves.
-    On a terminal Ctrl-C cancels the running statement, or the one being typed; nothing is saved."""
+    refused, 1 damaged data), else 0; .quit, \\q, exit or end of input leaves. The prompt goes where the
+    user sees it (_prompt_stream). On a terminal Ctrl-C cancels the running statement, or the one being
+    typed; nothing is saved."""
     interactive = sys.stdin.isatty()
     if isinstance(sys.stdin, io.TextIOWrapper):  # a byte that is not UTF-8 is then the statement's error
         sys.stdin.reconfigure(errors="surrogateescape")
@@ -263,17 +264,18 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
         import readline  # noqa: F401  (input() gets line editing and this session's history; no file)
 
         print("warehouse.duckdb (read-only): tables " + ", ".join(name for (name,) in con.execute(TABLES).fetchall())
-              + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit")
+              + ".\nEnd statements with ';'. .tables, .schema [TABLE]; Ctrl-C cancels; leave with .quit, \\q or exit",
+              file=_prompt_stream())
     failures, lines = [], []
     while True:
         try:
-            line = input("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
+            line = _typed("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
         except EOFError:
             break
         except KeyboardInterrupt:
             if not interactive:
                 raise
-            print()  # the line typed so far goes, and the statement it continued
+            print(file=_prompt_stream())  # the line typed so far goes, and the statement it continued
             lines = []
             continue
         if not interactive and not line:  # the end of a script: its last statement needs no ';'
@@ -294,6 +296,20 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
             lines = []
             failures.append(_run_statements(con, bounds, statement, interactive))
     return 0 if interactive else next(filter(None, failures), 0)
+
+
+def _prompt_stream():
+    """Where the prompt and its banner go: stdout on a terminal; stderr, the terminal the user sees, when
+    stdout is a file or a pipe (`baccarat sql > rows.tsv`), which then holds the rows alone."""
+    return sys.stdout if sys.stdout.isatty() else sys.stderr
+
+
+def _typed(prompt_text: str) -> str:
+    """A line typed at the terminal, after the prompt on _prompt_stream() (input() would write it to stdout)."""
+    if sys.stdout.isatty():
+        return input(prompt_text)
+    print(prompt_text, end="", file=sys.stderr, flush=True)
+    return input()
 
 
 def _run_statements(con, bounds: Bounds, text: str, interactive: bool) -> int:

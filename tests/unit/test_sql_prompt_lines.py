@@ -2,6 +2,7 @@
 (`     ...> `), as if a statement had begun: none had, and the next prompt is the first line's again."""
 
 import io
+import sys
 
 import duckdb
 
@@ -22,8 +23,28 @@ def test_an_empty_line_at_the_prompt_began_no_statement(monkeypatch, capsys):
         return next(typed)
 
     monkeypatch.setattr("sys.stdin", _Terminal())
+    monkeypatch.setattr("sys.stdout", _Terminal())
     monkeypatch.setattr("builtins.input", reading)
     assert shell.prompt(duckdb.connect(), Bounds(timeout=60)) == 0
     first, more = "baccarat> ", "     ...> "
     assert prompts == [first, first, first, first, first, more, first]
     assert capsys.readouterr().err == ""
+
+
+def test_the_prompt_went_into_the_rows_where_stdout_was_a_file(monkeypatch, capsys):
+    """`baccarat sql > rows.tsv` at a terminal wrote the banner and every `baccarat> ` into the file, ahead of
+    the rows, and showed the user no prompt: with stdout not a terminal, they now go to stderr, which is."""
+    typed = iter(["SELECT 41 + 1 AS answer;", ".quit"])
+
+    def reading(prompt: str = "") -> str:  # as input() does: the prompt on stdout
+        sys.stdout.write(prompt)
+        return next(typed)
+
+    monkeypatch.setattr("sys.stdin", _Terminal())
+    monkeypatch.setattr("builtins.input", reading)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE streaks (side VARCHAR)")
+    assert shell.prompt(con, Bounds(timeout=60)) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "answer\n42\n"
+    assert "tables streaks" in captured.err and captured.err.endswith("baccarat> baccarat> ")
