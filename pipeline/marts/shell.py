@@ -246,7 +246,9 @@ def _interruptible(con: duckdb.DuckDBPyConnection, bounds: Bounds, work: Callabl
         raise KeyboardInterrupt
 
 
-LEAVE = (".quit", ".exit", "\\q")  # anywhere; "exit" and "quit" only where a statement would start
+# anywhere at a terminal; in a script, where a line of a string may be ".quit", and for "exit" and "quit",
+# only where a statement would start
+LEAVE = (".quit", ".exit", "\\q")
 TABLES = "SELECT table_name FROM information_schema.tables ORDER BY 1"
 
 
@@ -283,7 +285,7 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
                 failures.append(_run_statements(con, bounds, statement, interactive))
             break
         command = line.strip().removesuffix(";").strip()
-        if command in LEAVE or (not lines and command in ("exit", "quit")):
+        if (command in LEAVE and (interactive or not lines)) or (not lines and command in ("exit", "quit")):
             break
         if not lines and not line.strip():
             continue  # no statement begun: the prompt stays the first line's
