@@ -186,8 +186,12 @@ def report(
     return page
 
 
+STDIN = "-"  # as the query: statements from stdin, as without one (cat, psql -f -)
+
+
 def sql(
-    query: Annotated[str | None, typer.Argument(help="A query; without one, an interactive prompt.")] = None,
+    query: Annotated[str | None, typer.Argument(help=(
+        "A query; without one (or '-'), statements from stdin: a prompt at a terminal, else a script."))] = None,
     out: LaterOutOption = DEFAULT_OUT,
     warehouse: WarehouseOption = None,
     timeout: Annotated[float | None, typer.Option(help=f"Seconds a statement may run [env {ENVIRONMENT['timeout']}; "
@@ -210,7 +214,7 @@ def sql(
     # --out only names the default warehouse: with --warehouse it is not read (a ./data refused here, in a
     # folder whose path deltalake cannot read, refused the query)
     with open_warehouse(warehouse or parse_store(out).warehouse_path(), bounds) as con, shell.memory_capped(bounds):
-        if query is None:
+        if query in (None, STDIN):
             return shell.prompt(con, bounds)
         try:
             shell.run_one(con, bounds, query)

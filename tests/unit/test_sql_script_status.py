@@ -58,3 +58,12 @@ def test_statements_sharing_a_line_showed_the_last_ones_rows_alone(monkeypatch, 
     monkeypatch.setattr("sys.stdin", io.StringIO(script))
     assert shell.prompt(duckdb.connect(), Bounds(timeout=60)) == status
     assert capsys.readouterr().out.split() == shown
+
+
+def test_a_dash_for_the_query_read_as_sql_not_as_stdin(cli, monkeypatch, tmp_path):
+    """`baccarat sql - < script.sql` said 'Parser Error: syntax error at or near "-"', exit 2: '-' is stdin to
+    cat, psql -f and the DuckDB CLI alike. It now reads the statements from stdin, as no argument does."""
+    path = tmp_path / "warehouse.duckdb"
+    duckdb.connect(str(path)).close()
+    monkeypatch.setattr("sys.stdin", io.StringIO("SELECT 41 + 1 AS answer;\n"))
+    assert cli("sql", "--warehouse", path, "-") == (0, "answer\n42\n", "")
