@@ -180,11 +180,12 @@ class Location:
                 raise StorageError(f"{self.uri}: {silent}") from None
             raise
 
-    def _no_answer(self, error: OSError) -> str | None:
-        """The one line for an S3 endpoint that did not answer the first request in time, else None."""
+    def _no_answer(self, error: OSError, seconds: float = FIRST_ANSWER_SECONDS, attempts: int = 1) -> str | None:
+        """The one line for an S3 endpoint that sent nothing for `seconds` (on each of `attempts`), else None."""
         if self.scheme != "s3" or _NO_ANSWER not in str(error):
             return None
-        return f"the S3 endpoint {_s3_endpoint()} did not answer within {FIRST_ANSWER_SECONDS} s"
+        times = f", {attempts} times" if attempts > 1 else ""
+        return f"the S3 endpoint {_s3_endpoint()} did not answer within {seconds:g} s{times}"
 
     def _azure_account(self) -> str:
         if self.scheme == "abfss":
@@ -246,6 +247,8 @@ class Location:
         except BaccaratError:
             raise
         except (OSError, pa.ArrowException) as error:
+            if isinstance(error, OSError) and (silent := self._no_answer(error, SILENT_SECONDS, _ATTEMPTS)):
+                raise StorageError(f"{self.uri}: {silent}") from None  # it stopped answering: not a permission
             raise StorageError(f"output path {self.uri} {what}: {first_line(error)}") from None
 
 
