@@ -273,6 +273,8 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
         try:
             line = _typed("baccarat> " if not lines else "     ...> ") if interactive else sys.stdin.readline()
         except EOFError:
+            if interactive:  # Ctrl-D: the shell's prompt starts a line of its own
+                print(file=_prompt_stream())
             break
         except KeyboardInterrupt:
             if not interactive:

@@ -48,3 +48,18 @@ def test_the_prompt_went_into_the_rows_where_stdout_was_a_file(monkeypatch, caps
     captured = capsys.readouterr()
     assert captured.out == "answer\n42\n"
     assert "tables streaks" in captured.err and captured.err.endswith("baccarat> baccarat> ")
+
+
+def test_ctrl_d_left_the_shells_prompt_on_the_line_of_ours(monkeypatch, capsys):
+    """Ctrl-D at `baccarat> ` ended the prompt with no newline: the shell's prompt then followed ours on
+    the same line. The line ends, as it does after a Ctrl-C."""
+
+    def reading(prompt: str = "") -> str:
+        sys.stdout.write(prompt)
+        raise EOFError
+
+    monkeypatch.setattr("sys.stdin", _Terminal())
+    monkeypatch.setattr("sys.stdout", _Terminal())
+    monkeypatch.setattr("builtins.input", reading)
+    assert shell.prompt(duckdb.connect(), Bounds(timeout=60)) == 0
+    assert sys.stdout.getvalue().endswith("baccarat> \n")
