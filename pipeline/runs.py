@@ -220,14 +220,19 @@ def written_run(store: Store, run_id: str, path: str) -> RunRecord | None:
         return None
 
 
+def banque_refusal(store: Store, run_id: str) -> BaccaratError:
+    """The one line of a reader of one-hand rounds given a baccarat banque run."""
+    return BaccaratError(f"run {run_id!r} is a baccarat banque run, in {store.location(BANQUE_ROUNDS)}: the marts, "
+                         "the report, the composition and the backtest read one-hand rounds")
+
+
 def read_committed_run(store: Store, run_id: str) -> tuple[RunRecord, RuleSet]:
     """A committed run's record and its rule set, or a one-line error: an unknown run, a malformed rule set."""
     record = read_run(store, run_id)
     if record is None:
         raise BaccaratError(f"unknown run id {run_id!r}: no row in {store.location(RUNS)}")
     if record.is_banque:
-        raise BaccaratError(f"run {run_id!r} is a baccarat banque run, in {store.location(BANQUE_ROUNDS)}: the marts, "
-                            "the report, the composition and the backtest read one-hand rounds")
+        raise banque_refusal(store, run_id)
     try:
         return record, RuleSet.model_validate(record.rule_set)
     except ValidationError as error:

@@ -1,6 +1,7 @@
 """build_report: the only I/O of the report. Reads the published warehouse read-only, the run's row
 in `runs` and its shoe's rounds, writes the page under a temporary name, then renames it into place."""
 
+import shlex
 from pathlib import Path
 
 import duckdb
@@ -14,7 +15,7 @@ from pipeline.marts.warehouse import open_warehouse
 from pipeline.report.composition import composition_section
 from pipeline.report.page import assemble_page
 from pipeline.report.systems import systems_section
-from pipeline.runs import check_run, read_run, read_runs
+from pipeline.runs import banque_refusal, check_run, read_run, read_runs
 from pipeline.storage import Store
 
 MARTS = {
@@ -60,6 +61,17 @@ def _newest(out: Store, runs: list[str]) -> str:
     return max(runs, key=lambda run_id: (ended.get(run_id, ""), run_id))
 
 
+def _not_in_warehouse(out: Store, run_id: str, path: Path, runs: list[str], warehouse: Path | None) -> BaccaratError:
+    """The refusal of a run the warehouse does not hold: one committed in OUT has no marts yet, and the line
+    names the command that builds them."""
+    if read_run(out, run_id) is None:
+        return BaccaratError(f"run {run_id!r} is not in the warehouse {path}; it holds: {', '.join(runs)}")
+    build = ["baccarat", "marts", "--run-id", run_id, "--out", out.uri,
+             *(["--warehouse", str(path)] if warehouse else [])]
+    return BaccaratError(f"run {run_id!r} has no marts yet (the warehouse {path} holds: {', '.join(runs)}): "
+                         f"`{shlex.join(build)}` builds them")
+
+
 def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = None,
                  warehouse: Path | None = None, target: Path | None = None) -> Path:
     """Write the page of one run (default: the newest) of the warehouse (default: OUT's) to `target`
@@ -67,6 +79,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     run's first drawn shoe)."""
     path = warehouse or out.warehouse_path()
     target = target or out.report_path()
+    if run_id is not None and (record := read_run(out, run_id)) is not None and record.is_banque:
+        raise banque_refusal(out, run_id)  # before the warehouse, which never holds one
     bounds = Bounds.given()
     try:
         with open_warehouse(path, bounds) as con, bounds.timed(con):
@@ -76,7 +90,7 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
             if run_id is None:
                 run_id = _newest(out, runs)
             elif run_id not in runs:
-                raise BaccaratError(f"run {run_id!r} is not in the warehouse {path}; it holds: {', '.join(runs)}")
+                raise _not_in_warehouse(out, run_id, path, runs, warehouse)
             data = {name: _frame(con, sql, [run_id]) for name, sql in MARTS.items()} \
                 | _optional(con, run_id, COMPOSITION) | _optional(con, run_id, SYSTEMS)
             drawn = [s for (s,) in con.execute("SELECT DISTINCT shoe_id FROM road_cells WHERE run_id = ? "

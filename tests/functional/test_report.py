@@ -9,6 +9,7 @@ Chromium is required: without it those tests fail, they do not skip.
 import errno
 import math
 import re
+import shlex
 import subprocess
 import time
 from html.parser import HTMLParser
@@ -171,6 +172,24 @@ def test_unknown_run_is_one_line_error(report):
     message = str(error.value)
     assert "'no-such-run'" in message and RUN_ID in message and "\n" not in message
 
+
+
+def test_report_of_a_committed_run_the_warehouse_lacks_names_the_build_or_refuses_banque(cli, spark, tmp_path):
+    """A run committed after the marts, or a banque run (which has none), was 'not in the warehouse; it holds:
+    ...' with no way on: the one names the `marts` that builds it (a command that works as given, here from a
+    folder with a space), the other is refused as composition and backtest refuse it."""
+    out = tmp_path / "a folder"
+    simulate(spark, out, seed=1, shoes=12, partitions=1, run_id="built")
+    assert main(["marts", "--out", str(out)]) == 0
+    simulate(spark, out, seed=2, shoes=12, partitions=1, run_id="later")
+    assert cli("simulate", "--rules", "banque", "--shoes", 20, "--seed", 3, "--out", out)[0] == 0
+    status, _, err = cli("report", "--run-id", "banque-s3-n20", "--out", out)
+    assert status == 2 and err.count("\n") == 1 and "is a baccarat banque run" in err and "report" in err
+    status, _, err = cli("report", "--run-id", "later", "--out", out)
+    assert status == 2 and err.count("\n") == 1 and "has no marts yet" in err
+    build = shlex.split(err.split("`")[1])
+    assert build[:2] == ["baccarat", "marts"] and main(build[1:]) == 0
+    assert cli("report", "--run-id", "later", "--out", out)[0] == 0
 
 # --- the chart functions (pure: marts in, figure out) ------------------------------------------------
 
