@@ -115,6 +115,7 @@ class Layout:
         if self.is_local and info.type == pafs.FileType.File:
             check_data_folder(Path(self.uri))
         if self.is_local and info.type != pafs.FileType.Directory:
+            _check_links(Path(self.uri))
             raise BaccaratError(f"no output folder {self.uri}")
         self.check_layout()
         return self
@@ -141,8 +142,18 @@ class Layout:
             self._check_log(table)
 
 
+def _check_links(folder: Path) -> None:
+    """A symbolic link on the way to OUT that leads nowhere (a loop, or a target that is not there) is named:
+    mkdir calls it 'File exists' and a reader sees no folder."""
+    if link := next((part for part in (folder, *folder.parents) if part.is_symlink() and not part.exists()), None):
+        where = "" if link == folder else f": {link}"
+        raise BaccaratError(f"output path {folder}{where} is a symbolic link that leads nowhere (a loop, or a "
+                            f"target that does not exist)")
+
+
 def _check_local_folder(folder: Path) -> None:
     """Make the local folder OUT, or a one-line error."""
+    _check_links(folder)
     if folder.exists() and not folder.is_dir():
         raise BaccaratError(f"output path {folder} is a file, not a folder")
     if file := next((parent for parent in folder.parents if parent.is_file()), None):

@@ -79,3 +79,17 @@ def test_a_file_where_a_table_folder_belongs_was_a_failure_of_the_world(cli, tmp
     assert (status, out) == (2, "")
     assert err == f"error: {tmp_path / name} is a file where the folder of the {name!r} tables belongs: move it away\n"
     assert [p.name for p in tmp_path.iterdir()] == [name] and (tmp_path / name).read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("command", [["simulate", "--shoes", "5", "--seed", "1"], ["runs"], ["marts"]])
+@pytest.mark.parametrize("below", ["", "data"])
+def test_an_out_through_a_symbolic_link_loop_said_file_exists_or_no_folder(cli, tmp_path, command, below):
+    """`--out loop` (loop -> loop2 -> loop) was 'not writable: File exists' from a writer and 'no output
+    folder' from a reader: the link that leads nowhere is named, and nothing is written."""
+    (tmp_path / "loop").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop")
+    out = tmp_path / "loop" / below if below else tmp_path / "loop"
+    status, stdout, err = cli(*command, "--out", out)
+    assert (status, stdout, err.count("\n")) == (2, "", 1), err
+    assert f"{tmp_path / 'loop'} is a symbolic link that leads nowhere" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loop", "loop2"]
