@@ -9,6 +9,7 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 
 from pipeline.cards import decks_text
+from pipeline.config_files import shipped_or_file
 from pipeline.report.charts import (
     convergence_chart,
     ev_chart,
@@ -31,7 +32,7 @@ from pipeline.report.style import (
     number,
     percent,
 )
-from pipeline.runs import RunRecord
+from pipeline.runs import STRATEGIES, RunRecord
 
 PLOT_CONFIG = {"displaylogo": False, "responsive": True, "displayModeBar": False}
 # Charts are drawn while the page is parsed; once everything is laid out, fit them to their cards.
@@ -157,6 +158,15 @@ def _known(run: RunRecord | None, field: str, first: dict, missing: str):
     return getattr(run, field) if run else first.get(field, missing)
 
 
+def _strategies(run: RunRecord | None) -> list[tuple[str, str]]:
+    """The strategy pair a game with options was played with, named as bet_performance names it (NAME.yaml
+    for one not shipped under its name): the exact EVs on the page are this pair's."""
+    if run is None or run.strategies is None:
+        return []
+    return [("Strategies", f"Player {shipped_or_file(STRATEGIES, run.strategies['player'])}, "
+                           f"Banker {shipped_or_file(STRATEGIES, run.strategies['banker'])}")]
+
+
 def parameters(run_id: str, run: RunRecord | None, summary: pl.DataFrame) -> list[tuple[str, str]]:
     """The run's parameters as (name, value) pairs, from its row in runs (the commit)."""
     rules = run.rule_set if run else {}
@@ -172,6 +182,7 @@ def parameters(run_id: str, run: RunRecord | None, summary: pl.DataFrame) -> lis
         ("Cut card", f"{cut['cards_from_end']} cards from the end" + (", one more round after it"
                                                                       if cut.get("extra_round") else "")
          if cut else "–"),
+        *_strategies(run),
         ("Seed", str(_known(run, "seed", {}, "–"))),
         ("Shoes", number(_known(run, "shoes", first, None))),
         ("Rounds", number(_known(run, "rounds", first, None))),
