@@ -91,7 +91,7 @@ def _marts_states(out: "Store", records: list["RunRecord"]) -> tuple[dict[str, s
             states[r.run_id] = "built" if r.run_id not in losing and r.run_id not in to_build else "incomplete"
             if r.run_id in losing:  # verify names a mart that lost the run's rows
                 lost.append(f"run {r.run_id!r} has only some of its marts (a mart table's log or folder removed?): "
-                            f"`baccarat verify --out {out.uri}` names them")
+                            f"`baccarat verify --out {shlex.quote(out.uri)}` names them")
             for table, marts in to_build.get(r.run_id, {}).items():
                 unbuilt.append(f"run {r.run_id!r} has {table} rows that none of their marts ({', '.join(marts)}) "
                                f"hold yet: `baccarat marts {shlex.join(['--run-id', r.run_id, '--out', out.uri])}` "
@@ -139,7 +139,7 @@ def _temporaries_note(out: "Store", temporaries: dict[Path, int]) -> str:
     folders = ", ".join(sorted({str(path.parent) for path in temporaries}))
     return (f"note: {count(len(temporaries), 'temporary file')} ({sum(temporaries.values()):,} bytes), which no "
             f"table reads, in {folders}: an interrupted write's, unless a job is writing there now; "
-            f"`baccarat vacuum --out {out}` removes those no writer has touched for {STALE_AGE}")
+            f"`baccarat vacuum --out {shlex.quote(out.uri)}` removes those no writer has touched for {STALE_AGE}")
 
 
 def _a_retention_in_bounds(hours: int) -> int:

@@ -5,6 +5,8 @@ Every such table is the next `marts` without --run-id's to build again: one with
 alone there, and the others stay lost. The marts built from rows another job adds to a run wait for the
 next `marts` after that job."""
 
+import shlex
+
 from pipeline.at_once import each_at_once
 from pipeline.marts.inputs import BUILT_FROM_ADDED, EVERY_MART, MARTS
 from pipeline.schemas import contract
@@ -85,5 +87,5 @@ def lost_mart_rows(out: Store, run_ids: list[str] | None = None) -> list[str]:
         runs_named = "1 run" if len(lost) == 1 else f"{len(lost):,} runs"
         lines.append(f"table {out.location(contract(name).table)} holds no rows of {runs_named} the other marts "
                      f"hold, such as {lost[0]!r} (its log or its folder removed?); repair: "
-                     f"baccarat marts --out {out.uri}")
+                     f"baccarat marts --out {shlex.quote(out.uri)}")
     return lines

@@ -5,6 +5,7 @@ removes them; `vacuum` removes those no writer has touched for STALE_SECONDS, as
 
 import contextlib
 import os
+import shlex
 import time
 
 import pyarrow as pa
@@ -79,3 +80,21 @@ def test_an_interrupted_jobs_clean_up_removes_its_own_temporaries_only(tmp_path)
     store.remove_temporaries("rounds", "r", "job0", stale_seconds=None)
     finished = "part-0-9-abc.parquet"  # the two jobs' file, renamed into place
     assert sorted(path.name for path in folder.iterdir()) == sorted({*names - {own}, stale.name, finished})
+
+
+def test_the_vacuum_verify_names_works_as_given_for_a_folder_with_a_space(cli, tmp_path):
+    """The note's `baccarat vacuum --out DIR` was not quoted: for `--out 'my data'` it named `my` and `data`.
+    The same holds for the other lines that name a command with OUT (shlex-quoted)."""
+    out_folder = tmp_path / "my data"
+    folder = out_folder / "rounds" / "run_id=killed"
+    empty = pa.table({"x": pa.array([], pa.int64()), "run_id": pa.array([], pa.string())})
+    write_deltalake(str(out_folder / "rounds"), empty, partition_by=["run_id"])
+    folder.mkdir()
+    old = folder / ".part-0-9-abc.parquet.job1.aaaa.tmp"
+    old.write_bytes(b"x")
+    then = time.time() - STALE_SECONDS - 60
+    os.utime(old, (then, then))
+    status, out, _ = cli("verify", "--out", out_folder)
+    command = shlex.split(out.split("`")[1])
+    assert status == 0 and command == ["baccarat", "vacuum", "--out", str(out_folder)]
+    assert cli(*command[1:])[0] == 0 and not old.exists()
