@@ -63,7 +63,8 @@ def marts(
             if stale:
                 print(f"warning: run {run.run_id!r}: rows its marts were built from were replaced meanwhile (by "
                       f"simulate --overwrite, composition or backtest), so {len(stale)} of them, such as {stale[0]}, "
-                      f"are left out: {shlex.join(['baccarat', 'marts', '--run-id', run.run_id, '--out', out.uri])} builds them", file=sys.stderr)
+                      f"are left out: {shlex.join(['baccarat', 'marts', '--run-id', run.run_id, '--out', out.uri])} "
+                      "builds them", file=sys.stderr)
         warehouse, left_out = publish_warehouse(out, warehouse, frozenset(run.run_id for run in runs))
         unlogged = unlogged_added_rows(out)  # round_ev and sessions as the runs' check opened them
     for line in left_out + unlogged:

@@ -229,9 +229,9 @@ def _refuse_missing_files(stable: Path, named: set[tuple[str, str]]) -> None:
                                    "data folder cannot read them; open it where `baccarat marts` published it, or "
                                    f"publish one here (baccarat marts --out DATA --warehouse {stable})")
             raise WorldFailure(f"the warehouse {stable}: view {view} reads run {run!r}, whose file {file} is gone: "
-                                f"`baccarat verify --out {shlex.quote(str(out))}` names the repair if the run is damaged; then "
-                                f"publish the warehouse again (baccarat marts --out {shlex.quote(str(out))} --warehouse "
-                                f"{shlex.quote(str(stable))})")
+                                f"`baccarat verify --out {shlex.quote(str(out))}` names the repair if the run is "
+                                f"damaged; then publish the warehouse again (baccarat marts --out "
+                                f"{shlex.quote(str(out))} --warehouse {shlex.quote(str(stable))})")
 
 
 _DATA_FAILURES = ("IO Error:", "Invalid Error:", "Serialization Error:")  # reading, decoding a file

@@ -86,7 +86,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
         with open_warehouse(path, bounds) as con, bounds.timed(con):
             runs = [r for (r,) in con.execute("SELECT DISTINCT run_id FROM outcome_summary ORDER BY run_id").fetchall()]
             if not runs:
-                raise BaccaratError(f"the warehouse {path} holds no run (run `baccarat marts --out {shlex.quote(out.uri)}`)")
+                raise BaccaratError(f"the warehouse {path} holds no run "
+                                    f"(run `baccarat marts --out {shlex.quote(out.uri)}`)")
             if run_id is None:
                 run_id = _newest(out, runs)
             elif run_id not in runs:
