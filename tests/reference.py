@@ -2,6 +2,7 @@
 project's tables or its settlement (pipeline/bets.py): the checker every engine in the project is
 compared against."""
 
+import math
 from decimal import Decimal
 
 from pipeline.rules import Result
@@ -192,3 +193,17 @@ def big_road_places(results: str) -> list[tuple[int, int]]:
             winner = result
         previous = result
     return places
+
+
+def nearest_rank(ordered: list[float], percent: int) -> float:
+    """The value at rank ceil(p n / 100) (at least 1) of `ordered`, sorted ascending."""
+    return ordered[max(1, -(-percent * len(ordered) // 100)) - 1]
+
+
+def binned_rank(ordered: list[float], percent: int) -> float:
+    """advantage_by_depth's percentile: the least EV of the 2^-16-wide bin (floor(ev * 2^16)) that holds
+    the nearest-rank EV."""
+    def bin_of(ev: float) -> int:
+        return math.floor(ev * 2 ** 16)
+
+    return min(ev for ev in ordered if bin_of(ev) == bin_of(nearest_rank(ordered, percent)))

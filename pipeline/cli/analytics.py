@@ -36,8 +36,8 @@ def marts(
     master: Annotated[str | None, typer.Option(parser=parse_master, metavar="URL", help=(
         "Spark master URL whose tasks compute the shoe ranges' partials; without it, in this process."))] = None,
     ranges: Annotated[int | None, typer.Option(min=1, max=MAX_RANGES, help=(
-        "Shoe ranges per run whose partials are computed apart; default one per 200,000 shoes, and with "
-        "--master at least one per core."))] = None,
+        "Shoe ranges per run whose partials are computed apart; default one per 200,000 shoes (per 10,000 "
+        "for a run with round_ev rows), and with --master at least one per core."))] = None,
 ) -> None:
     """Build the dashboard tables of committed runs (Delta tables OUT/marts/*) and publish the warehouse;
     with --master, the rounds are read and aggregated by Spark tasks, a shoe range each."""
@@ -55,7 +55,7 @@ def marts(
             lambda: _range_runner(master, out))
         for run in runs:
             started = time.monotonic()
-            count = ranges or default_ranges(run.record.shoes, parallelism)
+            count = ranges or default_ranges(run.record.shoes, parallelism, run.round_ev_shoes())
             stale = write_marts(run, build_marts(engine, run, road_cells_shoes, road_stats_shoes, count, run_ranges))
             on = f" on {len(shoe_ranges(run.record.shoes, count)):,} Spark tasks" if _on_spark(master) else ""
             print(f"marts of run {run.run_id!r} ({run.record.rounds:,} rounds) built with {engine.value}{on} "

@@ -15,11 +15,17 @@ from pipeline.tasks import collect_or_fail
 # About 16M rounds, two of the simulation's files: a task's engine holds them in 540 to 790 MB, and a range
 # costs some 50 ms beyond its work in one process and more as a Spark task (docs/measurements.md)
 SHOES_PER_RANGE = 200_000
+# A range's composition partials unpivot its round_ev rows by bet and count system: about 0.4 GB (DuckDB)
+# and 1 GB (Polars) of working memory per 10,000 shoes, whatever the run's size
+ROUND_EV_SHOES_PER_RANGE = 10_000
 
 
-def default_ranges(shoes: int, parallelism: int) -> int:
-    """A range per core, and more for a big run so that a task stays bounded."""
-    return max(1, min(shoes, MAX_RANGES, max(parallelism, ceil(shoes / SHOES_PER_RANGE))))
+def default_ranges(shoes: int, parallelism: int, round_ev_shoes: int = 0) -> int:
+    """A range per core, and more for a big run so that a task stays bounded: at most SHOES_PER_RANGE
+    shoes, and at most ROUND_EV_SHOES_PER_RANGE of the run's first `round_ev_shoes`, which have round_ev rows."""
+    per_range = ROUND_EV_SHOES_PER_RANGE if round_ev_shoes > ROUND_EV_SHOES_PER_RANGE else SHOES_PER_RANGE
+    wanted = ceil(shoes / per_range)
+    return max(1, min(shoes, MAX_RANGES, max(parallelism, wanted)))
 
 
 def spark_ranges(context, out: Store) -> RangeRunner:

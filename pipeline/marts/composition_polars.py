@@ -15,6 +15,7 @@ from pipeline.marts.partials_polars import arrow_table, range_scan
 from pipeline.marts.partials import COMPOSITION_MERGED, Family, ShoeRange, composition_family
 
 BUCKET = 26  # unseen cards per depth bucket
+EV_BINS = 2 ** 16  # prep_ev_groups.sql: EV bins of width 2^-16
 PERCENTILES = {"p01": 1, "p50": 50, "p99": 99}  # in % of a bucket's rounds
 Z95 = 1.96
 DEPTH = ["bet", "unseen_low"]
@@ -40,21 +41,25 @@ def round_evs(round_ev: pl.LazyFrame) -> pl.LazyFrame:
 def ev_groups(evs: pl.LazyFrame) -> pl.LazyFrame:
     """prep_ev_groups.sql"""
     low = (pl.col("unseen_cards") - 1) // BUCKET * BUCKET + 1
-    return evs.group_by("bet", unseen_low=low.cast(pl.Int64), ev="ev").agg(rounds=pl.len().cast(pl.Int64))
+    ev = pl.col("ev")
+    return evs.group_by("bet", unseen_low=low.cast(pl.Int64), bin=(ev * EV_BINS).floor().cast(pl.Int64)).agg(
+        rounds=pl.len().cast(pl.Int64), sum_ev=ev.sum(), m2_ev=ev.var(ddof=0) * pl.len(), min_ev=ev.min(),
+        positive=(ev > 0).sum().cast(pl.Int64))
 
 
 def advantage_by_depth(groups: pl.LazyFrame) -> pl.LazyFrame:
-    """advantage_by_depth.sql; a percentile is the least EV whose running count reaches its rank."""
-    rounds, ev, through = pl.col("rounds"), pl.col("ev"), pl.col("through")
+    """advantage_by_depth.sql; a percentile is the least EV of the first bin whose running count reaches
+    its rank."""
+    rounds, through = pl.col("rounds"), pl.col("through")
     n = rounds.sum()
-    mean = (ev * rounds).sum() / n
-    percentiles = {name: ev.filter(through >= ((n * percent + 99) // 100).clip(lower_bound=1)).min()
+    mean = pl.col("sum_ev").sum() / n
+    spread = pl.col("m2_ev") + rounds * (pl.col("sum_ev") / rounds - mean).pow(2)
+    percentiles = {name: pl.col("min_ev").filter(through >= ((n * percent + 99) // 100).clip(lower_bound=1)).min()
                    for name, percent in PERCENTILES.items()}
-    return (groups.sort(*DEPTH, "ev").with_columns(through=rounds.cum_sum().over(DEPTH))
+    return (groups.sort(*DEPTH, "bin").with_columns(through=rounds.cum_sum().over(DEPTH))
             .group_by(DEPTH)
-            .agg(rounds=n.cast(pl.Int64), mean_ev=mean,
-                 sd_ev=pl.when(n > 1).then(((rounds * (ev - mean).pow(2)).sum() / (n - 1)).sqrt()),
-                 share_positive=rounds.filter(ev > 0).sum() / n, **percentiles)
+            .agg(rounds=n.cast(pl.Int64), mean_ev=mean, sd_ev=pl.when(n > 1).then((spread.sum() / (n - 1)).sqrt()),
+                 share_positive=pl.col("positive").sum() / n, **percentiles)
             .select(*DEPTH, (pl.col("unseen_low") + BUCKET - 1).alias("unseen_high"),
                     "rounds", "mean_ev", "sd_ev", "share_positive", *PERCENTILES)
             .sort(DEPTH))

@@ -23,6 +23,7 @@ from pipeline.rules import Result
 from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run, read_run
 from pipeline.schemas import contract
 from pipeline.systems import SYSTEMS_PLAYED, known_systems, load_system
+from pipeline.tasks import part_shoes
 from pipeline.storage import Store
 
 MARTS = (
@@ -99,6 +100,12 @@ class RunInput:
         """The run's committed files of a table another job adds to it (round_ev by `baccarat composition`,
         sessions by `baccarat backtest`), as the query engines take them; none for a run without such rows."""
         return list(self.added.get(name, {}))
+
+    def round_ev_shoes(self) -> int:
+        """How many of the run's first shoes its round_ev rows cover (0: none; a file named otherwise than
+        its task names it: every shoe)."""
+        return max((held[1] if (held := part_shoes(path)) else self.record.shoes
+                    for path in self.added_files(ROUND_EV)), default=0)
 
     def system_terms(self, names: list[str]) -> pa.Table:
         """Per system named: its stake unit and the exact EV of Banker, Player and the system's own bet

@@ -55,7 +55,7 @@ MERGED = {
 CENTRED = "centred over "
 # The composition marts' partials (sql/prep_ev_groups.sql, prep_perfect_bets.sql, prep_count_levels.sql).
 COMPOSITION_MERGED = {
-    "ev_groups": {"rounds": "sum"},  # rounds per bet, depth bucket and exact EV
+    "ev_groups": {"rounds": "sum", "sum_": "sum", "m2_": CENTRED + "rounds", "min_": "min", "positive": "sum"},
     "perfect_bets": {"shoes": "sum", "rounds": "sum", "rounds_bet": "sum", "expected": "sum", "sum_": "sum",
                      "m2_": CENTRED + "shoes"},
     "count_levels": {"rounds": "sum", "sum_": "sum", "m2_": CENTRED + "rounds", "min_": "min", "max_": "max"},

@@ -14,6 +14,7 @@ import pytest
 from spark_jobs import read_table, simulate
 from deltalake import DeltaTable
 from polars.testing import assert_frame_equal
+from reference import binned_rank
 from test_marts_parity import normalised
 
 from pipeline.bets import BET_KINDS
@@ -84,10 +85,6 @@ def counts_of(round_ev: pa.Table) -> list[str]:
                   if c.startswith("true_count_") and round_ev[c].null_count == 0)
 
 
-def nearest_rank(ordered: list[float], percent: int) -> float:
-    return ordered[-(-percent * len(ordered) // 100) - 1]
-
-
 def reference_depth(round_ev: pa.Table) -> list[dict]:
     rows, out = round_ev.to_pylist(), []
     for bet in bets_of(round_ev):
@@ -100,7 +97,7 @@ def reference_depth(round_ev: pa.Table) -> list[dict]:
                         "rounds": len(evs), "mean_ev": statistics.fmean(evs),
                         "sd_ev": statistics.stdev(evs) if len(evs) > 1 else None,
                         "share_positive": sum(ev > 0 for ev in evs) / len(evs),
-                        **{f"p{p:02d}": nearest_rank(ordered, p) for p in (1, 50, 99)}})
+                        **{f"p{p:02d}": binned_rank(ordered, p) for p in (1, 50, 99)}})
     return out
 
 
