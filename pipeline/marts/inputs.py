@@ -23,8 +23,8 @@ from pipeline.rules import Result
 from pipeline.runs import RUNS, DamagedRun, RunRecord, check_run, committed_runs, read_committed_run, read_run
 from pipeline.schemas import contract
 from pipeline.systems import SYSTEMS_PLAYED, known_systems, load_system
-from pipeline.tasks import part_shoes
 from pipeline.storage import Store
+from pipeline.tasks import part_shoes
 
 MARTS = (
     "outcome_summary", "bet_performance", "payout_variance", "ev_convergence", "streaks",
