@@ -61,10 +61,11 @@ def _newest(out: Store, runs: list[str]) -> str:
     return max(runs, key=lambda run_id: (ended.get(run_id, ""), run_id))
 
 
-def _not_in_warehouse(out: Store, run_id: str, path: Path, runs: list[str], warehouse: Path | None) -> BaccaratError:
-    """The refusal of a run the warehouse does not hold: one committed in OUT has no marts yet, and the line
+def _not_in_warehouse(out: Store, run_id: str, committed: bool, path: Path, runs: list[str],
+                      warehouse: Path | None) -> BaccaratError:
+    """The refusal of a run the warehouse does not hold: one `committed` in OUT has no marts yet, and the line
     names the command that builds them."""
-    if read_run(out, run_id) is None:
+    if not committed:
         return BaccaratError(f"run {run_id!r} is not in the warehouse {path}; it holds: {', '.join(runs)}")
     build = ["baccarat", "marts", "--run-id", run_id, "--out", out.uri,
              *(["--warehouse", str(path)] if warehouse else [])]
@@ -79,7 +80,8 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
     run's first drawn shoe)."""
     path = warehouse or out.warehouse_path()
     target = target or out.report_path()
-    if run_id is not None and (record := read_run(out, run_id)) is not None and record.is_banque:
+    given = read_run(out, run_id) if run_id is not None else None
+    if given is not None and given.is_banque:
         raise banque_refusal(out, run_id)  # before the warehouse, which never holds one
     bounds = Bounds.given()
     try:
@@ -91,7 +93,7 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
             if run_id is None:
                 run_id = _newest(out, runs)
             elif run_id not in runs:
-                raise _not_in_warehouse(out, run_id, path, runs, warehouse)
+                raise _not_in_warehouse(out, run_id, given is not None, path, runs, warehouse)
             data = {name: _frame(con, sql, [run_id]) for name, sql in MARTS.items()} \
                 | _optional(con, run_id, COMPOSITION) | _optional(con, run_id, SYSTEMS)
             drawn = [s for (s,) in con.execute("SELECT DISTINCT shoe_id FROM road_cells WHERE run_id = ? "
@@ -105,7 +107,7 @@ def build_report(out: Store, run_id: str | None = None, shoe_id: int | None = No
             data["road_cells"] = _frame(con, SHOE_CELLS, [run_id, shoe_id])
     except duckdb.Error as error:
         raise BaccaratError(f"warehouse {path}: {str(error).strip().splitlines()[0]}") from None
-    record = read_run(out, run_id)
+    record = given if given is not None else read_run(out, run_id)
     if record is not None and shoe_id is not None:  # the shoe's rounds files are read: hashed first
         check_run(out, record, {f.path for f in record.files_over("rounds", shoe_id, shoe_id + 1)})
     data["shoe_rounds"] = read_shoe_rounds(out, record, shoe_id, SHOE_ROUND_COLUMNS) if record and shoe_id is not None \
