@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from pipeline import progress
 from pipeline.spark import SPARK_LOG_FILE
+from pipeline.termination import shut_down_under_us
 
 REPORT_SECONDS = 0.1  # how often the driver reports progress while tasks run
 WRITE_BUFFER_BYTES = 1 << 20
@@ -102,6 +103,8 @@ def write_files(out, run_id: str, name: str, job: str, tables: tuple[str, ...],
 _EXCEPTION_LINE = re.compile(r"^(?:builtins\.)?([A-Za-z]+Error): (.+)$", re.MULTILINE)
 # What Spark says when an executor's Python (PYSPARK_PYTHON) could not start a worker: the line it printed.
 _WORKER_FAILED_TO_START = re.compile(r"Error from python worker:\s*\n\s*(.+)")
+# The SparkContext stopped by its JVM's shutdown hook (spark-submit sent SIGTERM) while the job ran
+_DRIVER_SHUT_DOWN = re.compile(r"SparkException: Job \d+ cancelled because SparkContext was shut down")
 # PYSPARK_PYTHON naming no program that can run (a path that does not exist, a file not executable)
 _WORKER_CANNOT_RUN = re.compile(r'java\.io\.IOException: (Cannot run program "[^"\n]*": error=\d+, [^\n]+)')
 
@@ -153,10 +156,13 @@ def _collect_reporting(tasks, report: Callable[[], None]) -> list:
 def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], Exception]) -> list:
     """The tasks' results, collected while `report` runs; when a task failed with an OSError (a full
     disk, ...) or the executors' Python could not start a worker, failed(its message) is raised instead,
-    one line naming the log that holds the task's trace. Any other failure is a bug: it keeps its traceback."""
+    one line naming the log that holds the task's trace; a SparkContext shut down under the job (spark-submit sent
+    SIGTERM) stops the command as SIGTERM does. Any other failure is a bug: it keeps its traceback."""
     try:
         return _collect_reporting(tasks, report)
     except Exception as error:
+        if _DRIVER_SHUT_DOWN.search(str(error)):
+            raise shut_down_under_us() from None
         message = _failure_message(str(error))
         if message is None:
             raise

@@ -1,12 +1,11 @@
 """The typer app, the option types the commands share, and the way a command's end becomes an exit
-status: bad input 2, a failure of the world 1, an interrupt 130, each with one line on stderr."""
+status: bad input 2, a failure of the world 1, an interrupt 130 (SIGTERM 143), each with one line on stderr."""
 
 import _thread
 import contextlib
 import fcntl
 import io
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import typer
 from pipeline.allocator import keep_freed_pages
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
+from pipeline.termination import INTERRUPTED, ignore_further_stops, stop_status, stop_word, stopped, terminate_as_interrupt
 from pipeline.user_files import as_bytes_read, not_utf8
 
 app = typer.Typer(
@@ -121,7 +121,6 @@ def _commands() -> None:
     """Baccarat analytics pipeline: exact odds, Spark simulation, marts and reports."""
 
 
-INTERRUPTED = 130
 DUCKDB_INTERRUPTED = "Query interrupted"  # the RuntimeError's message (DuckDB 2.0)
 READER_GONE = 141  # 128 + SIGPIPE: a shell's status for a command whose reader closed the pipe first
 
@@ -169,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input of any kind ends in one line on stderr and exit status 2. A reader that
     leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
+    terminate_as_interrupt()  # spark-submit's jobs/*.py call main() itself
     keep_freed_pages()
     if _standard_streams_opened():
         print("error: stdout is closed: to drop a command's output, send it to /dev/null", file=sys.stderr)
@@ -302,8 +302,8 @@ def _error(message: str) -> None:
 
 
 def _interrupted() -> int:
-    print("error: interrupted", file=sys.stderr)
-    return INTERRUPTED
+    print(f"error: {stop_word()}", file=sys.stderr)
+    return stop_status()
 
 
 def console() -> None:
@@ -316,14 +316,14 @@ def console() -> None:
     try:  # on leaving drivers_ending_here, the drivers left are stopped at once
         with _DroppedInterrupts().watching() as interrupts, drivers_ending_here() as end_drivers:
             status = main()
-            if status != INTERRUPTED and end_drivers(keep=status == 0):  # a Ctrl-C while the JVM wrote its archive
+            if not stopped(status) and end_drivers(keep=status == 0):  # a Ctrl-C while the JVM wrote its archive
                 status = _interrupted()
-            if status == INTERRUPTED:  # the process ends now: a Ctrl-C more (`timeout -s INT` sends two) is no traceback
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            if stopped(status):
+                ignore_further_stops()
         if interrupts.dropped and status in (0, READER_GONE):  # dropped in a finalizer as the drivers ended
             status = _ended_by_interrupt()
     except KeyboardInterrupt:  # a Ctrl-C once main() returned, as its drivers ended
-        status = INTERRUPTED if status == INTERRUPTED else _ended_by_interrupt()
+        status = status if stopped(status) else _ended_by_interrupt()
     try:
         status = _flushed(status)
     except KeyboardInterrupt:  # a Ctrl-C while the output's last bytes were written
@@ -334,7 +334,7 @@ def console() -> None:
 def _ended_by_interrupt() -> int:
     """A Ctrl-C after the command itself returned ends the process as one during it does: one line and 130,
     and a Ctrl-C more is no traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_further_stops()
     return _interrupted()
 
 

@@ -21,6 +21,7 @@ from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.marts.bounds import Bounds
 from pipeline.marts.statements import each_statement, ends_a_statement, refuse_all_but_queries
 from pipeline.marts.warehouse import damaged_file_hint, error_with_hint, failed_on_the_data
+from pipeline.termination import stop_status, stop_word, terminated
 
 ROWS_PER_FETCH = 10_000
 # Once interrupted, DuckDB stops a query between vectors of rows, but one call of a function over a huge
@@ -223,7 +224,7 @@ def _interruptible(con: duckdb.DuckDBPyConnection, bounds: Bounds, work: Callabl
             while not finished.wait(0.05):
                 con.interrupt()
                 if time.monotonic() > give_up:
-                    _end_now("interrupted", 128 + signal.SIGINT, bounds)
+                    _end_now(stop_word(), stop_status(), bounds)
 
     watcher = threading.Thread(target=interrupt_on_signal, daemon=True)
     watcher.start()
@@ -277,7 +278,7 @@ def prompt(con: duckdb.DuckDBPyConnection, bounds: Bounds) -> int:
                 print(file=_prompt_stream())
             break
         except KeyboardInterrupt:
-            if not interactive:
+            if not interactive or terminated():
                 raise
             print(file=_prompt_stream())  # the line typed so far goes, and the statement it continued
             lines = []
@@ -324,7 +325,7 @@ def _run_statements(con, bounds: Bounds, text: str, interactive: bool) -> int:
         for statement in each_statement(text):
             failures.append(_status(lambda: _run(con, bounds, statement)))
     except KeyboardInterrupt:
-        if not interactive:
+        if not interactive or terminated():
             raise
         print("interrupted", file=sys.stderr)
     return next(filter(None, failures), 0)

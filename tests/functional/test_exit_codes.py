@@ -146,16 +146,21 @@ def written_by_a_task(out: Path, but: Path) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("to_the_group", [False, True], ids=["to-the-command", "to-its-process-group"])
-def test_ctrl_c_during_a_job_exits_130_with_one_line_and_leaves_none_of_its_temporaries(tmp_path, spark,
-                                                                                        to_the_group):
-    """Typer turns Ctrl-C into status 130 silently; the command says why it stopped, in one line. As the
-    first command of its cache, it was making the driver's archive: it does not wait for its JVM to write
-    one (it waited a minute on a busy machine), and keeps nothing. The temporary files its tasks were
-    writing go, once its driver's JVM and their Python workers are gone (they stayed, 90 MB for 300,000
-    shoes, until `baccarat vacuum` ten minutes on); another attempt's temporary in the same folder, and
-    the files of a committed run, stay as they were. Once a task has ended, the JVM holds a connection to
-    pyspark's accumulator server; the JVM killed at the Ctrl-C, or signalled with the whole process group
-    as a terminal does, cut it, and the server printed a traceback after the line."""
+@pytest.mark.parametrize("stop, status, line", [(signal.SIGINT, 130, "error: interrupted\n"),
+                                                (signal.SIGTERM, 143, "error: terminated\n")],
+                         ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_during_a_job_ends_it_in_one_line_leaving_none_of_its_temporaries(
+        tmp_path, spark, to_the_group, stop, status, line):
+    """Typer turns Ctrl-C into status 130 silently; the command says why it stopped, in one line. SIGTERM (a
+    scheduler's timeout, to the command or to its process group as a supervisor may send it) ended the process
+    at once, silently, and its tasks' temporary files stayed: it does as Ctrl-C does, with its own line and
+    143. As the first command of its cache, it was making the driver's archive: it does not wait for its JVM to
+    write one (it waited a minute on a busy machine), and keeps nothing. The temporary files its tasks were
+    writing go, once its driver's JVM and their Python workers are gone (they stayed, 90 MB for 300,000 shoes,
+    until `baccarat vacuum` ten minutes on); another attempt's temporary in the same folder, and the files of a
+    committed run, stay as they were. Once a task has ended, the JVM holds a connection to pyspark's
+    accumulator server; the JVM killed at the Ctrl-C, or signalled with the whole process group as a terminal
+    does, cut it, and the server printed a traceback after the line."""
     out = tmp_path / "data"
     assert main(["simulate", "--shoes", str(SHOES), "--seed", "7", "--out", str(out), "--partitions", "2"]) == 0
     committed = data_files(out)
@@ -173,15 +178,37 @@ def test_ctrl_c_during_a_job_exits_130_with_one_line_and_leaves_none_of_its_temp
                 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert a_task_ended(out) and written_by_a_task(out, but=other_attempt), f"no task was dealing: {job.poll()}"
-        os.killpg(job.pid, signal.SIGINT) if to_the_group else job.send_signal(signal.SIGINT)
+        os.killpg(job.pid, stop) if to_the_group else job.send_signal(stop)
         out_text, stderr = job.communicate(timeout=300)
-    assert (job.returncode, out_text, without_progress(stderr)) == (130, "", "error: interrupted\n")
+    assert (job.returncode, out_text, without_progress(stderr)) == (status, "", line)
     assert temporaries(out) == [other_attempt]
     after = data_files(out)
     assert {path: after.get(path) for path in committed} == committed
     # a task's file renamed into place stays, uncommitted, as after any failed job: `baccarat vacuum` removes it
     assert {path.parent.name for path in set(after) - set(committed)} == {f"run_id=punto_banco-s1-n{INTERRUPTED_SHOES}"}
     assert list((cache / "jvm").iterdir()) == []
+
+
+@pytest.mark.slow
+def test_sigterm_to_spark_submit_during_a_job_ends_it_in_one_line_and_commits_nothing(tmp_path):
+    """spark-submit's JVM, sent SIGTERM (a scheduler's timeout), stops the SparkContext in its shutdown hook
+    while the job runs: the Python driver printed a Py4JJavaError traceback ("Job 0 cancelled because
+    SparkContext was shut down"). It stops as SIGTERM stops `baccarat`: one line, and nothing committed."""
+    out = tmp_path / "data"
+    command = ["spark-submit", "--master", "local[1]", "--driver-java-options",
+               f"-Dlog4j2.configurationFile={README.parent / 'conf' / 'spark' / 'log4j2.properties'}",
+               str(README.parent / "jobs" / "simulate.py"), "--shoes", str(INTERRUPTED_SHOES), "--seed", "1",
+               "--out", str(out)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as job:
+        deadline = time.monotonic() + 300
+        while not written_by_a_task(out, but=out) and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert written_by_a_task(out, but=out), f"no task was dealing: {job.poll()}"
+        job.send_signal(signal.SIGTERM)
+        said, stderr = job.communicate(timeout=300)
+    lines = [line for line in (said + stderr).splitlines() if line.startswith(("error: ", "Traceback"))]
+    assert (job.returncode, lines) == (143, ["error: terminated"]), stderr[-3000:]
+    assert not (out / "runs").exists()
 
 
 @pytest.mark.slow
