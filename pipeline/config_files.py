@@ -3,6 +3,7 @@
 import re
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 import yaml
 
@@ -75,6 +76,14 @@ def locate(folder: str, name_or_path: str, noun: str) -> Traversable | UserFile:
             )
         return resource("conf", folder, f"{name_or_path}.yaml")
     return UserFile(name_or_path, noun)
+
+
+def absolute_paths(names_or_paths: str) -> str:
+    """Comma-separated names or paths of YAML files (--counts, one --systems), each path made absolute and
+    each name kept, as locate tells them apart: what a commit records for its repair line to repeat, which
+    then reads the same files from any folder."""
+    return ",".join(name if NAME.match(name) else str(Path(name).absolute())
+                    for name in (given.strip() for given in names_or_paths.split(",")))
 
 
 def validation_problems(error, names: dict[tuple, str] | None = None) -> str:

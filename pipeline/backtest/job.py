@@ -59,7 +59,7 @@ class Plan(JobPlan):
     entries: Mapping[int, Mapping[str, int]] = field(default_factory=dict)  # {first shoe: {system: key}} when known
     kept: Mapping[int, Kept] = field(default_factory=dict)  # {first shoe: what a range played again keeps}
     lookback_sessions: int = LOOKBACK_SESSIONS
-    given: tuple[str, ...] | None = None  # --systems and session options, as given (its commit records them)
+    given: tuple[str, ...] | None = None  # --systems and session options, paths absolute (its commit records them)
     tables = (SESSIONS,)
     application = "baccarat-backtest"
     in_runs = False

@@ -23,6 +23,7 @@ from pipeline.cli.app import (
     parse_decks,
 )
 from pipeline.cli.exact import warn_player_edges
+from pipeline.config_files import absolute_paths
 from pipeline.errors import BaccaratError
 from pipeline.games.banque import DEFAULT_POLICY
 from pipeline.marts.choices import ROAD_CELLS_SHOES, ROAD_STATS_SHOES, Engine
@@ -314,7 +315,7 @@ def composition(
     from pipeline.runs import check_run_id
 
     plan = replace(composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions),
-                   given=_given(shoes=shoes, counts=counts))
+                   given=_given(shoes=shoes, counts=None if counts is None else absolute_paths(counts)))
     out.check_writable()
     for line in repair_logs(out, [composition_job.ROUND_EV]):
         print(f"{line}: compute the round_ev rows of the other runs it held again")
@@ -336,7 +337,8 @@ def composition(
 
 def _given(**options) -> tuple[str, ...]:
     """The options a job was given that decide its rows (None: not given), as the words of its command line, a
-    list's each after the option repeated: its commit records them, so that the repair line repeats them."""
+    list's each after the option repeated: its commit records them, so that the repair line repeats them (a
+    count or betting system's path made absolute by the caller: the line pastes in any folder)."""
     return tuple(word for name, value in options.items() if value is not None
                  for each in (value if isinstance(value, list) else [value])
                  for word in (f"--{name.replace('_', '-')}", str(each)))
@@ -368,7 +370,7 @@ def backtest(
     names = _system_names(systems)
     session = {"bankroll": bankroll, "goal": goal, "stop_loss": stop_loss, "max_rounds": max_rounds}
     plan = replace(backtest_job.plan_for(out.check_readable(), check_run_id(run_id), names, session, partitions),
-                   given=_given(systems=systems, **session))
+                   given=_given(systems=[absolute_paths(given) for given in systems], **session))
     out.check_writable()
     for line in repair_logs(out, [backtest_job.SESSIONS]):
         print(f"{line}: backtest the other runs it held again")

@@ -36,7 +36,7 @@ class Plan(JobPlan):
     out: Store
     partitions: int | None = None  # None: chosen from the cluster's parallelism once Spark is up
     job: str = field(default_factory=new_tag)  # tags this job's temporary files
-    given: tuple[str, ...] | None = None  # --shoes and --counts, as given (its commit records them)
+    given: tuple[str, ...] | None = None  # --shoes and --counts as given, paths absolute (its commit records them)
     tables = (ROUND_EV,)
     application = "baccarat-composition"
     in_runs = False

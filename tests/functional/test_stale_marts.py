@@ -5,6 +5,7 @@ longer held, and perfect_play the shoes of an earlier composition, until the nex
 
 import shlex
 import threading
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -203,28 +204,36 @@ def test_rows_written_again_as_committed_keep_the_marts_built_from_them(cli, run
 
 
 @pytest.fixture
-def own_count(tmp_path):
-    """A count system of one's own, in a folder whose name holds a space: --counts takes its path."""
-    document = yaml.safe_load(resource("conf", "counts", "banker_player_simple.yaml").read_text())
-    path = tmp_path / "my counts" / "low_cards.yaml"
-    path.parent.mkdir()
-    path.write_text(yaml.safe_dump(document | {"name": "low_cards", "tags": document["tags"] | {8: -2, 9: 1}}))
-    return path
+def own_files(tmp_path) -> Path:
+    """A count system and a betting system of one's own, in a folder whose name holds a space: --counts and
+    --systems take their paths."""
+    count = yaml.safe_load(resource("conf", "counts", "banker_player_simple.yaml").read_text())
+    system = yaml.safe_load(resource("conf", "systems", "flat_player.yaml").read_text())
+    folder = tmp_path / "my files"
+    folder.mkdir()
+    (folder / "low_cards.yaml").write_text(yaml.safe_dump(count | {"name": "low_cards",
+                                                                   "tags": count["tags"] | {8: -2, 9: 1}}))
+    (folder / "my_player.yaml").write_text(yaml.safe_dump(system | {"name": "my_player"}))
+    return folder
 
 
 @pytest.mark.parametrize("command, table", [("composition", "round_ev"), ("backtest", "sessions")])
 def test_the_repair_verify_names_for_a_deleted_file_pastes_and_writes_the_committed_rows_back(
-        cli, spark, tmp_path, own_count, command, table):
+        cli, spark, tmp_path, own_files, monkeypatch, command, table):
     # the line left the options to the user ("with the --shoes and --counts it was run with"): it could not be
-    # pasted, and a guess of other options replaced the rows and removed the marts built from them
+    # pasted, and a guess of other options replaced the rows and removed the marts built from them; then it
+    # repeated a count or betting system's relative path as given, which read no file pasted in another folder
     out = simulate_with_marts(spark, tmp_path / "my data", seed=5, shoes=12, partitions=2, run_id=RUN)
-    options = {"composition": ("--shoes", "8", "--counts", f"banker_player_simple,{own_count}"),
-               "backtest": ("--systems", "flat_banker", "--systems", "martingale_banker", "--bankroll", "500")}
+    options = {"composition": ("--shoes", "8", "--counts", "banker_player_simple,low_cards.yaml"),
+               "backtest": ("--systems", "flat_banker", "--systems", "martingale_banker,my_player.yaml",
+                            "--bankroll", "500")}
+    monkeypatch.chdir(own_files)  # the job is run where its files are, given by relative paths
     assert cli(command, "--run-id", RUN, "--out", out, *options[command], "--partitions", "3")[0] == 0  # not recorded
     assert cli("marts", "--out", out, "--run-id", RUN)[0] == 0
     built = run_rows(out, BUILT_FROM[command])
     assert all(built.values())
     delete_run_files(out, table)
+    monkeypatch.chdir(tmp_path)  # and its repair pasted in another folder
     status, printed, _ = cli("verify", "--out", out)
     [line] = {line.rpartition("; repair: ")[2] for line in printed.splitlines() if "data file missing" in line}
     repair = shlex.split(line)  # each deleted file's line names the same repair
