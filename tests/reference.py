@@ -1,8 +1,9 @@
 """An independent, plain-Python reference of the game, written from docs/rules.md without the
 project's tables or its settlement (pipeline/bets.py): the checker every engine in the project is
-compared against."""
+compared against; and the comparison of an engine's rows with a reference's (assert_rows_close)."""
 
 import math
+from collections.abc import Collection
 from decimal import Decimal
 
 from pipeline.rules import Result
@@ -207,3 +208,17 @@ def binned_rank(ordered: list[float], percent: int) -> float:
         return math.floor(ev * 2 ** 16)
 
     return min(ev for ev in ordered if bin_of(ev) == bin_of(nearest_rank(ordered, percent)))
+
+
+def assert_rows_close(rows: list[dict], expected: list[dict], exact: Collection[str] = ()) -> None:
+    """Rows (as dicts) against a reference's, in order: the same columns in the same order, each float
+    within 1e-9 of the reference's (relative, or 1e-15 near 0), every other value and the floats of the
+    columns named in `exact` (a mart's percentiles: EVs some round had) equal."""
+    assert len(rows) == len(expected)
+    for row, want in zip(rows, expected):
+        assert list(row) == list(want)
+        for column, value in want.items():
+            if isinstance(value, float) and column not in exact:
+                assert math.isclose(row[column], value, rel_tol=1e-9, abs_tol=1e-15), (column, row, want)
+            else:
+                assert row[column] == value, (column, row, want)

@@ -14,7 +14,7 @@ import pytest
 from spark_jobs import read_table, simulate
 from deltalake import DeltaTable
 from polars.testing import assert_frame_equal
-from reference import binned_rank
+from reference import assert_rows_close, binned_rank
 from test_marts_parity import normalised
 
 from pipeline.bets import BET_KINDS
@@ -176,23 +176,12 @@ def built(request):
             polars_marts(round_ev, rounds))
 
 
-def assert_rows_match(rows: list[dict], expected: list[dict]) -> None:
-    assert len(rows) == len(expected)
-    for row, reference in zip(rows, expected):
-        assert list(row) == list(reference)
-        for column, value in reference.items():
-            if isinstance(value, float):
-                assert row[column] == pytest.approx(value, rel=1e-9, abs=1e-12), column
-            else:
-                assert row[column] == value, column
-
-
 @pytest.mark.parametrize("engine", ["duckdb", "polars"])
 @pytest.mark.parametrize("mart", COMPOSITION_MARTS)
 def test_each_engine_gives_the_reference_rows(built, engine, mart):
     _, reference, duck, polars = built
     table = duck if engine == "duckdb" else polars
-    assert_rows_match(normalised(table[mart]).to_dicts(), reference[mart])
+    assert_rows_close(normalised(table[mart]).to_dicts(), reference[mart])
 
 
 @pytest.mark.parametrize("mart", COMPOSITION_MARTS)
@@ -282,7 +271,7 @@ def test_marts_command_commits_composition_marts_only_for_runs_with_round_ev(spa
             assert [(f.name, f.type) for f in committed] == [(f.name, f.type) for f in expected]
             rows = warehouse_rows(tmp_path, name)
             assert set(rows["run_id"]) == {"with-ev"} and set(rows["rules"]) == {"ez_baccarat"}
-            assert_rows_match(normalised(rows.drop("run_id", "rules").to_arrow()).sort(
+            assert_rows_close(normalised(rows.drop("run_id", "rules").to_arrow()).sort(
                 contract(name).order_by[1:]).to_dicts(), reference[name])
 
     store = Store.parse(str(tmp_path))  # the run's round_ev rows removed in a Delta commit of no file
