@@ -37,6 +37,12 @@ def simulate_command(shoes: int, seed: int, out: str, run_id: str, *extra: str) 
             "--master", "local[2]", "--run-id", run_id, *extra]
 
 
+def composition_command(run_id: str, out: str) -> list[str]:
+    """`baccarat composition` over every shoe of a committed run, with the shipped count systems its rule
+    set can use."""
+    return ["baccarat", "composition", "--run-id", run_id, "--out", out, "--master", "local[2]"]
+
+
 def warm_driver_archive(workdir: Path) -> None:
     """A small `baccarat simulate` first, so that the driver's class-data archive is made
     (pipeline/spark_archive.py) before any measured command starts Spark: a user's first Spark command

@@ -34,6 +34,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 from bench_support import (
+    composition_command,
     machine_load,
     memory_lines,
     run_polled,
@@ -71,8 +72,7 @@ def composition_run(shoes: int, rules: str, workdir: Path) -> dict:
     out, run_id = str(workdir / f"out-{shoes}"), f"{rules}-{shoes}"
     subprocess.run(simulate_command(shoes, SEED, out, run_id, "--rules", rules), check=True,
                    stdout=subprocess.DEVNULL)
-    seconds, peaks = run_polled(["baccarat", "composition", "--run-id", run_id, "--out", out, "--master", "local[2]"],
-                                workdir / f"composition-{shoes}.log")
+    seconds, peaks = run_polled(composition_command(run_id, out), workdir / f"composition-{shoes}.log")
     unseen = Store.parse(out).read_rows(ROUND_EV, [run_id])["unseen_cards"]
     return {"seconds": seconds, "peaks": peaks, "rounds": run_record(out, run_id).rounds,
             "mean_cards": sum(unseen.to_pylist()) / len(unseen), "out": out, "run_id": run_id}

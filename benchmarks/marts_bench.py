@@ -1,6 +1,7 @@
 """Speed and memory report for `baccarat marts`, the whole command, each engine against one plain DuckDB scan.
 
     python benchmarks/marts_bench.py [--shoes 1000000] [--out DIR] [--keep] [--repeat N]
+    python benchmarks/marts_bench.py --composition [--shoes 20000] [--out DIR] [--keep] [--repeat N]
     python benchmarks/marts_bench.py --s3 [--shoes 100000] [--repeat N]
     python benchmarks/marts_bench.py --master 'local[2]' [--shoes 1000000] [--ranges K] [--repeat N]
     python benchmarks/marts_bench.py --master standalone [--shoes 1000000] [--workers 1,2] [--repeat N]
@@ -18,6 +19,12 @@ the same session, after reading every file of the run once (so that no command p
   committing them as Delta tables, publishing the warehouse, the rest, and the process's exit; and
   the peak memory (ru_maxrss).
 Target: each engine's whole command within 20x the scan, peak memory under 6 GB.
+--composition measures the same on a run with round_ev rows (docs/composition.md's memory table, which
+`/usr/bin/time -f %M` measured): it deals the run (`punto_banco`, default 20,000 shoes), runs `baccarat
+composition` over every shoe with the shipped count systems (not timed; nothing to do on a run that has
+them), then measures each engine's command as above, against the scan. Memory is held to the one
+process's target, 6 GB (docs/measurements.md; docs/composition.md states none of the composition marts'
+own); no target is stated for their time, so the ratios are reported without a verdict.
 --s3 deals the run into a bucket of a local S3 server (moto, 127.0.0.1) and reports, for each engine,
 the command there against the sum of the same command on a local copy of the run and what pyarrow
 alone needs to read the run's rounds and shoes files from the server (best of three): target at most
@@ -50,6 +57,7 @@ import pyarrow.fs as pafs
 from bench_support import (
     MemoryPoller,
     best_of_three,
+    composition_command,
     machine_load,
     memory_lines,
     run_record,
@@ -60,9 +68,12 @@ from bench_support import (
 )
 from test_cluster import standalone_cluster  # the tests' standalone cluster (bench_support's sys.path)
 
+from pipeline.composition.job import ROUND_EV
 from pipeline.runs import RunRecord, committed_runs
 from pipeline.storage import Store
 
+SHOES = 1_000_000
+COMPOSITION_SHOES = 20_000  # docs/composition.md's table: 1.63M round_ev rows
 RATIO_TARGET = 20.0
 SPARK_RATIO_TARGET = 1.2
 S3_RATIO_TARGET = 1.3
@@ -115,6 +126,14 @@ def committed_run(out: str, shoes: int) -> str:
     return committed_runs(Store.parse(out))[0]
 
 
+def composed_run(out: str, shoes: int) -> str:
+    """committed_run, with round_ev rows of every shoe by the shipped count systems (`baccarat composition`,
+    nothing to do when it has them)."""
+    run_id = committed_run(out, shoes)
+    subprocess.run(composition_command(run_id, out), check=True, stdout=subprocess.DEVNULL)
+    return run_id
+
+
 def scan_seconds(out: str, record: RunRecord) -> float:
     store = Store.parse(out)
     files = [store.reader_path(f.path) for f in record.files_of("rounds")]
@@ -126,6 +145,11 @@ def scan_seconds(out: str, record: RunRecord) -> float:
             con.execute(query).fetchall()
             timings.append(time.perf_counter() - started)
     return min(timings)
+
+
+def round_ev_rows(out: str, run_id: str) -> int:
+    """The run's committed round_ev rows, by its log."""
+    return sum(f["rows"] for f in Store.parse(out).partition_files(ROUND_EV, run_id))
 
 
 def command_figures(out: str, run_id: str, engine: str, warehouse: Path, spark: list[str] = (),
@@ -162,12 +186,14 @@ def read_once(out: str, record: RunRecord) -> None:
     Store.parse(out).sha256s([entry.path for entry in record.files])
 
 
-def report(out: str, shoes: int, workdir: Path, repeat: int) -> None:
+def report(out: str, shoes: int, workdir: Path, repeat: int, composition: bool = False) -> None:
     """Each engine's whole command in one process against the plain scan measured just before it, `repeat`
-    times in turn: every round's ratio, and the verdict on their median and on the largest peak."""
-    run_id = committed_run(out, shoes)
+    times in turn: every round's ratio, and the verdict on their median and on the largest peak. With
+    `composition`, on a run with round_ev rows (composed_run), and no verdict on the ratios (no target)."""
+    run_id = (composed_run if composition else committed_run)(out, shoes)
     record = run_record(out, run_id)
-    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds; {machine_load()}")
+    with_rows = f", {round_ev_rows(out, run_id):,} round_ev rows" if composition else ""
+    print(f"run {run_id} in {out}: {record.shoes:,} shoes, {record.rounds:,} rounds{with_rows}; {machine_load()}")
     read_once(out, record)
     ratios: dict[str, list[float]] = {"duckdb": [], "polars": []}
     largest = dict.fromkeys(ratios, 0.0)
@@ -182,7 +208,8 @@ def report(out: str, shoes: int, workdir: Path, repeat: int) -> None:
                   f"(building alone {figures['build'] / scan:.1f})   peak {figures['peak_mb']:,.0f} MB", flush=True)
             print(f"        seconds: {split(figures)}", flush=True)
     for engine, each in ratios.items():
-        print(median_line(engine, "one process against one DuckDB scan", each, RATIO_TARGET))
+        target = None if composition else RATIO_TARGET
+        print(median_line(engine, "one process against one DuckDB scan", each, target))
         print(f"{engine:7s} peak memory of any round {largest[engine]:,.0f} MB (target < {MEMORY_TARGET_MB:,})   "
               f"{'PASS' if largest[engine] < MEMORY_TARGET_MB else 'FAIL'}")
     print(machine_load())
@@ -220,14 +247,16 @@ def s3_report(out: str, shoes: int, workdir: Path, repeat: int) -> None:
     print(machine_load())
 
 
-def median_line(engine: str, what: str, ratios: list[float], target: float, at_least: bool = False) -> str:
-    """The verdict on the median of rounds' ratios (at most `target`, or with `at_least` at least), with
-    every round's."""
+def median_line(engine: str, what: str, ratios: list[float], target: float | None, at_least: bool = False) -> str:
+    """The verdict on the median of rounds' ratios (at most `target`, or with `at_least` at least; none
+    without a target), with every round's."""
     median = statistics.median(ratios)
+    line = (f"{engine:7s} {what}: median ratio {median:4.2f} of {len(ratios)} round(s) "
+            f"({', '.join(f'{r:.2f}' for r in ratios)}; ")
+    if target is None:
+        return line + "no target stated)"
     met = median >= target if at_least else median <= target
-    return (f"{engine:7s} {what}: median ratio {median:4.2f} of {len(ratios)} round(s) "
-            f"({', '.join(f'{r:.2f}' for r in ratios)}; target {'>=' if at_least else '<='} {target})   "
-            f"{'PASS' if met else 'FAIL'}")
+    return line + f"target {'>=' if at_least else '<='} {target})   {'PASS' if met else 'FAIL'}"
 
 
 def spark_report(out: str, shoes: int, workdir: Path, spark: list[str], repeat: int) -> None:
@@ -309,7 +338,8 @@ def standalone_seconds(out: str, run_id: str, engine: str, workdir: Path, count:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shoes", type=int, default=1_000_000)
+    parser.add_argument("--shoes", type=int, help=f"the run's shoes (default {SHOES:,}; with --composition "
+                        f"{COMPOSITION_SHOES:,})")
     parser.add_argument("--out", help="a folder holding a committed run to reuse (dealt there when it holds none)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the dealt run, the warehouses)")
     parser.add_argument("--s3", action="store_true", help="deal the run into a local S3 server; seconds only")
@@ -319,23 +349,28 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="with --master standalone: the cluster sizes, in order")
     parser.add_argument("--unpinned", action="store_true", help="with --master standalone: let each worker run "
                         "on every CPU (by default each runs on one of its own, as a one-core machine)")
+    parser.add_argument("--composition", action="store_true", help="on a run with round_ev rows (`baccarat "
+                        "composition` run first): the composition marts' time and memory")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every command in turn; the verdict "
                         "is on the median ratio")
     args = parser.parse_args()
+    if args.composition and (args.s3 or args.master):
+        parser.error("--composition measures the command in one process on a local folder: not with --s3 or --master")
+    shoes = args.shoes or (COMPOSITION_SHOES if args.composition else SHOES)
     ranges = ["--ranges", str(args.ranges)] if args.ranges else []
     spark = ["--master", args.master, *ranges] if args.master else []
     with scratch_folder("marts-bench-", args.keep) as workdir:
         if args.s3:
             with s3_bucket(workdir / "moto.log") as bucket:
-                s3_report(f"{bucket}/marts", args.shoes, workdir, args.repeat)
+                s3_report(f"{bucket}/marts", shoes, workdir, args.repeat)
         elif args.master == "standalone":
             workers = [int(count) for count in args.workers.split(",")]
-            scaling_report(args.out or str(workdir / "out"), args.shoes, workdir, workers, ranges, not args.unpinned,
+            scaling_report(args.out or str(workdir / "out"), shoes, workdir, workers, ranges, not args.unpinned,
                            args.repeat)
         elif spark:
-            spark_report(args.out or str(workdir / "out"), args.shoes, workdir, spark, args.repeat)
+            spark_report(args.out or str(workdir / "out"), shoes, workdir, spark, args.repeat)
         else:
-            report(args.out or str(workdir / "out"), args.shoes, workdir, args.repeat)
+            report(args.out or str(workdir / "out"), shoes, workdir, args.repeat, args.composition)
 
 
 if __name__ == "__main__":
