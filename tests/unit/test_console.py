@@ -1,19 +1,23 @@
 """The `baccarat` entry point (pipeline/console.py), run as the console script runs it, in a process of its own."""
 
+import signal
 import subprocess
 import sys
 
 import pytest
 
-# A real SIGINT, delivered as the module named by argv[1] is first imported.
+INTERRUPTED = (130, "", "error: interrupted\n")
+TERMINATED = (143, "", "error: terminated\n")  # SIGTERM (pipeline/termination.py)
+
+# A real signal (argv[2], SIGINT by default), delivered as the module named by argv[1] is first imported.
 INTERRUPT_ON_IMPORT = """
 import os, signal, sys
-module = sys.argv[1]
+module, stop = sys.argv[1], getattr(signal, (sys.argv[2:] or ["SIGINT"])[0])
 
 class InterruptOnImport:
     def find_spec(self, name, path=None, target=None):
         if name == module:
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), stop)
         return None
 
 sys.modules.pop(module, None)
@@ -31,7 +35,20 @@ console()
 def test_traceback_on_ctrl_c_while_baccarat_loads(module):
     done = subprocess.run([sys.executable, "-c", INTERRUPT_ON_IMPORT, module], capture_output=True, text=True,
                           timeout=120)
-    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+    assert (done.returncode, done.stdout, done.stderr) == INTERRUPTED
+
+
+def _ignoring_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "started-by-a-shell-with-&"])
+def test_sigterm_while_baccarat_loads_ended_it_silently(background):
+    """SIGTERM ended the process at once, without a line. A shell starts a job in the background (`&`, a
+    cron line) with SIGINT ignored: SIGTERM must not be ignored with it."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_ON_IMPORT, "numpy", "SIGTERM"], capture_output=True,
+                          text=True, timeout=120, preexec_fn=_ignoring_sigint if background else None)
+    assert (done.returncode, done.stdout, done.stderr) == TERMINATED
 
 
 def test_console_runs_the_command_when_not_interrupted():
@@ -50,7 +67,7 @@ from pipeline.cli.app import app, main
 
 @app.command("endless-query")
 def endless_query():
-    threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGINT)).start()
+    threading.Timer(0.25, os.kill, (os.getpid(), getattr(signal, sys.argv[1]))).start()
     # DuckDB 2.0 does not always see a Ctrl-C during a query: then the query ends (a few seconds, ten times
     # the wait above) and Python raises KeyboardInterrupt right after it. Either way the command must end in
     # one line and 130.
@@ -60,13 +77,15 @@ sys.exit(main(["endless-query"]))
 """
 
 
-def test_ctrl_c_during_a_duckdb_query_was_a_runtime_error_traceback():
+@pytest.mark.parametrize("stop, ended", [("SIGINT", INTERRUPTED), ("SIGTERM", TERMINATED)])
+def test_ctrl_c_during_a_duckdb_query_was_a_runtime_error_traceback(stop, ended):
     """DuckDB turns the Ctrl-C into RuntimeError('Query interrupted') when it sees it: `baccarat marts` ended
     in its traceback with status 1. It is one line and 130, as a Ctrl-C anywhere else (when DuckDB misses
-    it, Python raises KeyboardInterrupt once the query ends: the same line and status)."""
-    done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_A_DUCKDB_QUERY], capture_output=True, text=True,
-                          timeout=120)
-    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+    it, Python raises KeyboardInterrupt once the query ends: the same line and status). SIGTERM, in a
+    command run by main() as spark-submit's jobs/*.py run theirs, ended the process silently: one line, 143."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_A_DUCKDB_QUERY, stop], capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == ended
 
 
 # A command run as the console script runs it, with an exit handler that finalisation would run.

@@ -1,7 +1,7 @@
-"""SIGTERM, as a scheduler's timeout, `timeout`, systemd or Kubernetes send it, ends a command as a Ctrl-C
-does, in one line, but `error: terminated` and status 143 (pipeline/termination.py). It ended the process
-at once and silently (a job's temporary files stayed until `baccarat vacuum`: tests/functional/
-test_exit_codes.py)."""
+"""SIGTERM, as `timeout`, systemd or Kubernetes send it, ends `baccarat sql` as a Ctrl-C ends a command, in
+one line, but `error: terminated` and status 143 (pipeline/termination.py): it ended the process at once and
+silently. tests/unit/test_console.py holds the same while `baccarat` loads and during a command's DuckDB
+query; tests/functional/test_exit_codes.py, during a job."""
 
 import os
 import signal
@@ -12,61 +12,8 @@ import duckdb
 import pexpect
 import pytest
 
-CONSOLE = [sys.executable, "-c", "from pipeline.console import console; console()"]
 TERMINATED = (143, "", "error: terminated\n")
-
-# A real SIGTERM, delivered as numpy is first imported (while pipeline.cli loads its libraries).
-TERMINATE_ON_IMPORT = """
-import os, signal, sys
-
-class TerminateOnImport:
-    def find_spec(self, name, path=None, target=None):
-        if name == "numpy":
-            os.kill(os.getpid(), signal.SIGTERM)
-        return None
-
-sys.modules.pop("numpy", None)
-sys.meta_path.insert(0, TerminateOnImport())
-sys.argv = ["baccarat", "odds", "--help"]
-from pipeline.console import console
-console()
-"""
-
-
-def _ignoring_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-@pytest.mark.parametrize("background", [False, True], ids=["foreground", "started-by-a-shell-with-&"])
-def test_sigterm_while_baccarat_loads(background):
-    """A shell starts a job in the background (`&`, a cron line) with SIGINT ignored: SIGTERM must not
-    be ignored with it."""
-    done = subprocess.run([sys.executable, "-c", TERMINATE_ON_IMPORT], capture_output=True, text=True, timeout=120,
-                          preexec_fn=_ignoring_sigint if background else None)
-    assert (done.returncode, done.stdout, done.stderr) == TERMINATED
-
-
-TERMINATE_DURING_A_DUCKDB_QUERY = """
-import os, signal, sys, threading
-import duckdb
-from pipeline.cli.app import app, main
-
-
-@app.command("endless-query")
-def endless_query():
-    threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
-    duckdb.connect().execute("CREATE TEMP TABLE t AS SELECT sum(range) FROM range(2000000000)")
-
-sys.exit(main(["endless-query"]))
-"""
-
-
-def test_sigterm_during_a_duckdb_query_of_a_command_run_by_main():
-    """spark-submit's jobs/*.py call main() themselves, without the console script."""
-    done = subprocess.run([sys.executable, "-c", TERMINATE_DURING_A_DUCKDB_QUERY], capture_output=True, text=True,
-                          timeout=120)
-    assert (done.returncode, done.stdout, done.stderr) == TERMINATED
-
+CONSOLE = [sys.executable, "-c", "from pipeline.console import console; console()"]
 
 ENDLESS = "SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range + b.range < 0"
 
