@@ -132,7 +132,13 @@ def plan_for(out: Store, run_id: str, names: list[str], session: dict, partition
     check_run(out, run)
     for system in systems:
         check_totals_fit(system, rule_set, run.rounds)
-    return Plan(run, rule_set, systems, out, partitions)
+    return Plan(run, rule_set, in_name_order(systems), out, partitions)
+
+
+def in_name_order(systems: tuple[System, ...]) -> tuple[System, ...]:
+    """The systems by name: the rows, and the content key a rerun compares, do not depend on the order
+    --systems gave them in (the same systems in another order played the run again and took its marts)."""
+    return tuple(sorted(systems, key=lambda system: system.name))
 
 
 def _system_for(name: str, session: dict, rule_set: RuleSet) -> System:

@@ -109,7 +109,8 @@ def offered(system: CountSystem, rule_set: RuleSet) -> bool:
 
 def count_systems_for(rule_set: RuleSet, names: str | None) -> tuple[CountSystem, ...]:
     """The count systems of `names` (comma-separated names or paths), each meant for bets the rule set
-    offers; by default every shipped system whose bets it offers. A one-line error otherwise."""
+    offers; by default every shipped system whose bets it offers. A one-line error otherwise. In name
+    order, whatever the order given: the rows, and the content key a rerun compares, do not depend on it."""
     if names is None:
         return tuple(system for system in map(load_count_system, known_count_systems()) if offered(system, rule_set))
     wanted = [name.strip() for name in names.split(",")]
@@ -127,4 +128,4 @@ def count_systems_for(rule_set: RuleSet, names: str | None) -> tuple[CountSystem
         if lacking := [kind for kind in system.bets if kind not in rule_set.bets]:
             raise BaccaratError(f"count system {given!r} is meant for {lacking[0]}, which rule set "
                                 f"{rule_set.name!r} does not offer (it offers {', '.join(rule_set.bets)})")
-    return systems
+    return tuple(sorted(systems, key=lambda system: system.name))

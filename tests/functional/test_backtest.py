@@ -140,7 +140,8 @@ def test_a_range_played_again_played_every_system_where_only_some_were_guessed_w
             before = len(played)
             results.append(backtest_job.write_range(job_plan, first, last))
             if first in job_plan.kept:  # a range played again
-                assert played[before:] == [name for name in SYSTEMS if name in job_plan.entries[first]]
+                assert played[before:] == [system.name for system in job_plan.systems
+                                           if system.name in job_plan.entries[first]]
                 assert set(played[before:]) | set(job_plan.kept[first].systems) == set(SYSTEMS)
                 kept.extend(job_plan.kept[first].systems)
         return results
@@ -218,6 +219,18 @@ def test_a_rerun_is_nothing_to_do_and_adds_no_version(backtested, cli):
     assert Store.parse(str(out)).delta_table("sessions").version() == version
 
 
+def test_the_same_systems_in_another_order_are_nothing_to_do(backtested, cli):
+    """`--systems a,b` then `--systems b,a` played the whole run again, rows equal, and took the run's
+    system marts with it (and a warehouse published again without them)."""
+    out, _ = backtested
+    args = ("backtest", "--run-id", RUN, "--out", out, "--bankroll", "100", "--goal", "30", "--max-rounds", 40)
+    assert cli(*args, "--systems", "paroli_player,flat_banker")[0] == 0
+    version = Store.parse(str(out)).delta_table("sessions").version()
+    status, printed, err = cli(*args, "--systems", "flat_banker,paroli_player")
+    assert status == 0 and err == "" and "nothing to do" in printed, printed + err
+    assert Store.parse(str(out)).delta_table("sessions").version() == version
+
+
 def test_sessions_played_under_earlier_rules_of_a_session_are_not_taken_as_done(backtested, monkeypatch):
     """A backtest made before the rules of a session changed (roads restarted with each session, not each
     shoe) was taken as done by the same command after, its rows kept: its files' content key, which a rerun
@@ -241,7 +254,7 @@ def test_a_task_failing_its_first_attempt_changes_nothing_and_the_retry_gives_th
     logs = tmp_path / "logs"
     done = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "backtest", "--run-id", RUN, "--out", str(out), "--systems",
-         ",".join(SYSTEMS[:2]), "--bankroll", "100", "--goal", "30", "--max-rounds", "40", "--master", "local[2,2]",
+         ",".join(system.name for system in plan.systems[:2]), "--bankroll", "100", "--goal", "30", "--max-rounds", "40", "--master", "local[2,2]",
          "--partitions", "3"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
         env=environment(BACCARAT_LOG_DIR=str(logs), **injected("first-attempt")))
     assert done.returncode == 0 and without_progress(done.stderr) == "", done.stderr[-3000:]

@@ -169,6 +169,17 @@ def test_rows_do_not_depend_on_the_partitions_and_a_rerun_is_a_no_op(spark, anal
     assert store.delta_table("round_ev").version() == version
 
 
+def test_the_same_count_systems_in_another_order_are_a_no_op(analysed, cli):
+    """`--counts` naming the run's count systems in another order computed every EV again, rows equal, and
+    took the run's composition marts with it."""
+    store = Store.parse(str(analysed))
+    version = store.delta_table("round_ev").version()
+    status, out, err = cli("composition", "--run-id", RUN, "--out", analysed, "--shoes", SHOES_ANALYSED,
+                           "--counts", ",".join(reversed(known_count_systems())))
+    assert status == 0 and "already committed" in out, out + err
+    assert store.delta_table("round_ev").version() == version
+
+
 def flip_bytes_in_the_middle(path, width: int | None = 8) -> None:
     """Damage `width` bytes in the middle of a Parquet file's data pages (between its leading magic and its
     footer, whose length its last 8 bytes give; None: all of them) and keep its size, as a bad disk or a
