@@ -31,7 +31,8 @@ def system_outcomes(sessions: pl.LazyFrame, endings: pl.LazyFrame) -> pl.LazyFra
                           .then(pl.col("sessions") / pl.col("complete_sessions")))
             .sort("system", "position")
             .select("system", "ending", "complete_sessions", "incomplete_sessions", "sessions", share=p,
-                    share_low=(centre - spread) / (1 + z * z / n), share_high=(centre + spread) / (1 + z * z / n)))
+                    share_low=pl.when(p == 0).then(0.0).otherwise((centre - spread) / (1 + z * z / n)),
+                    share_high=pl.when(p == 1).then(1.0).otherwise((centre + spread) / (1 + z * z / n))))
 
 
 def system_edge(sessions: pl.LazyFrame, terms: pl.LazyFrame) -> pl.LazyFrame:

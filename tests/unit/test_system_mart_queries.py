@@ -81,6 +81,15 @@ def test_outcome_shares_have_wilson_intervals_and_leave_incomplete_sessions_out(
     assert none["share_high"] == pytest.approx(0.4899, abs=1e-4)
 
 
+def test_a_share_of_0_or_1_has_its_interval_end_exactly_there():
+    """Five sessions, all to the goal: the interval's formula gave the goal share an upper end of
+    1.0000000000000002 and the endings none reached a lower end of -3e-17, in both engines."""
+    outcomes = both_engines(table([session("a", "goal")] * 5), terms({"a": "10"}, {"a": "banker"}))["system_outcomes"]
+    goal, *others = outcomes.iter_rows(named=True)
+    assert goal["share"] == 1 and goal["share_high"] == 1.0 and 0 < goal["share_low"] < 1
+    assert all(row["share"] == 0 and row["share_low"] == 0.0 and 0 < row["share_high"] < 1 for row in others)
+
+
 def test_a_system_with_only_incomplete_sessions_has_counts_and_no_rates():
     frames = both_engines(table([session("a", "incomplete")]), terms({"a": "10"}, {"a": "banker"}))
     outcomes = frames["system_outcomes"]
