@@ -45,6 +45,15 @@ class Chain:
         size = self.goal - self.low
         return size * min(size, max(-jump for _, moves in self.bands for jump, _ in moves))
 
+    @property
+    def work(self) -> int:
+        """About how many steps the LU elimination takes: the states times the longest jump back times the
+        longest jump forward, each at most the states. A Martingale on a bet that pays far more than it
+        stakes (Tie, Dragon 7) jumps far both ways: its factors stay small while their making grows."""
+        size = self.goal - self.low
+        jumps = [jump for _, moves in self.bands for jump, _ in moves]
+        return size * min(size, max(1, -min(jumps))) * min(size, max(1, max(jumps)))
+
     def band_states(self) -> list[np.ndarray]:
         ends = [first for first, _ in self.bands[1:]] + [self.goal]
         return [np.arange(first - self.low, end - self.low) for (first, _), end in zip(self.bands, ends)]

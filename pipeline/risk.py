@@ -24,6 +24,9 @@ HUNDREDTHS = 100
 RISK_SYSTEMS = ("flat", "martingale")
 MOST_UNITS = 10_000  # bankroll plus goal: 200,000 lattice points on Banker
 MOST_FILL = 200_000_000  # LU entries: seconds and a few hundred MB; a Banker Martingale to 700 units is more
+# LU steps (Chain.work): a Tie Martingale to 5,000 units (bankroll plus goal), 1.0e11, took 2.7 s of CPU; to 7,000,
+# 2.0e11, 7.9 s; to 10,000, 8.2e11, 24 s, its factors a sixth of MOST_FILL
+MOST_WORK = 150_000_000_000
 
 
 def net_distribution(rule_set: RuleSet, kind: str) -> dict[Fraction, Fraction]:
@@ -163,7 +166,7 @@ def risk(question: RiskQuestion, distribution: dict[Fraction, Fraction]) -> Risk
     """Probability of reaching the goal before ruin, expected rounds and stakes, for one bet's distribution."""
     check_question(question)
     chain, cycles = _chain(question, distribution)
-    if chain.fill > MOST_FILL:
+    if chain.fill > MOST_FILL or chain.work > MOST_WORK:
         raise BaccaratError(f"{question.system} on {question.bet} from {_decimal(question.bankroll)} to "
                             f"{_decimal(question.bankroll + question.goal)} units is a chain of "
                             f"{chain.goal - chain.low:,} states, too many to solve in a few seconds: give a "
