@@ -280,7 +280,7 @@ def _forget_stale_marts(out: "Store", run_id: str, command: str, restored: bool,
     from pipeline.marts.replaced import forget_stale_marts
 
     if restored:
-        print(f"the rows written again are those committed: the run's {command} marts stand")
+        print(f"the rows written again are those committed: the run's {command} marts, if built, stand")
     elif forgotten := forget_stale_marts(out, run_id, command, any(dropped)):
         where = shlex.join(["--run-id", run_id, "--out", out.uri])
         print(f"the run's {command} marts, built from the rows these replaced, are removed: "
