@@ -156,8 +156,8 @@ def _collect_reporting(tasks, report: Callable[[], None]) -> list:
 def collect_or_fail(tasks, report: Callable[[], None], failed: Callable[[str], Exception]) -> list:
     """The tasks' results, collected while `report` runs; when a task failed with an OSError (a full
     disk, ...) or the executors' Python could not start a worker, failed(its message) is raised instead,
-    one line naming the log that holds the task's trace; a SparkContext shut down under the job (spark-submit sent
-    SIGTERM) stops the command as SIGTERM does. Any other failure is a bug: it keeps its traceback."""
+    one line naming the log that holds the task's trace; a SparkContext shut down under the job (spark-submit
+    sent SIGTERM) stops the command as SIGTERM does. Any other failure is a bug: it keeps its traceback."""
     try:
         return _collect_reporting(tasks, report)
     except Exception as error:

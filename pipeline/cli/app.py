@@ -16,7 +16,8 @@ import typer
 from pipeline.allocator import keep_freed_pages
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
-from pipeline.termination import INTERRUPTED, ignore_further_stops, stop_status, stop_word, stopped, terminate_as_interrupt
+from pipeline.termination import (INTERRUPTED, ignore_further_stops, stop_status, stop_word, stopped,
+                                  terminate_as_interrupt)
 from pipeline.user_files import as_bytes_read, not_utf8
 
 app = typer.Typer(
