@@ -279,6 +279,8 @@ def _start_driver(conf, log: Path | None):
         with _interrupt_held() as interrupted, (log.open("ab") if log else contextlib.nullcontext()) as output:
             gateway = launch_gateway(conf, {"stdout": output, "stderr": output} if output else None)
     except PySparkRuntimeError:
+        if interrupted():  # SIGTERM to the process group ended the JVM too (pyspark's launch ignores only SIGINT)
+            raise KeyboardInterrupt from None
         reason = f" ({said})" if (said := _launch_reason(log)) else ""
         where = f": its output is in {log}" if log else ""
         raise _StoppedStarting(f"Spark's JVM stopped as it started{reason}{where}") from None

@@ -50,3 +50,34 @@ def test_sigterm_ends_the_sql_prompt_where_a_ctrl_c_only_cancels(warehouse, tmp_
     prompt.expect(pexpect.EOF)
     prompt.close()
     assert (prompt.exitstatus, prompt.before.strip().splitlines()[-1]) == (143, "error: terminated")
+
+
+LAUNCH_ENDED_BY_SIGTERM = """
+import os, signal, sys
+import pyspark.java_gateway
+from pyspark import SparkConf
+from pyspark.errors import PySparkRuntimeError
+from pipeline import spark
+from pipeline.termination import stop_status, terminate_as_interrupt
+
+def launch(conf, popen_kwargs=None):
+    os.kill(os.getpid(), signal.SIGTERM)  # sent to the process group, it ended the starting JVM too
+    raise PySparkRuntimeError(errorClass="JAVA_GATEWAY_EXITED", messageParameters={})
+
+pyspark.java_gateway.launch_gateway = launch
+terminate_as_interrupt()
+try:
+    spark._start_driver(SparkConf(), log=None)
+except KeyboardInterrupt:
+    sys.exit(stop_status())
+"""
+
+
+def test_sigterm_to_the_process_group_while_the_jvm_starts_stops_the_command():
+    """`timeout`'s or a supervisor's SIGTERM to the process group as Spark's JVM started ended the JVM too, and
+    the command said "error: Spark's JVM stopped as it started: its output is in ..." with status 2 (bad input);
+    with a JVM archive, it started the driver again without it, deleted the archive, and carried on to exit 0,
+    the SIGTERM lost. No JVM here: the launch that the signal ended is pyspark's error."""
+    done = subprocess.run([sys.executable, "-c", LAUNCH_ENDED_BY_SIGTERM], capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stderr) == (143, "")
