@@ -2,24 +2,31 @@
 then stops the SparkContext under the job: pipeline/tasks.py), ends a command as a Ctrl-C does: the running
 Spark jobs cancelled, the attempt's temporary files removed, the drivers stopped, one line; but that line says
 `terminated`, and the status is 143 (128 + SIGTERM, as a shell reports a process the signal ended). Without
-this, SIGTERM ended the process at once, silently, leaving a job's temporary files until `baccarat vacuum`."""
+this, SIGTERM ended the process at once, silently, leaving a job's temporary files until `baccarat vacuum`.
+SIGHUP (the terminal closed, its session ended) does the same, `hung up` and 129, unless the command was started
+with it ignored (`nohup`), which it keeps."""
 
 import signal
 import threading
 
 INTERRUPTED = 128 + signal.SIGINT
 TERMINATED = 128 + signal.SIGTERM
-_terminated = threading.Event()
+HUNG_UP = 128 + signal.SIGHUP
+_WORDS = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+_stopped_by: list[int] = []  # the signals other than SIGINT that came, in order
 
 
 def terminate_as_interrupt() -> None:
-    """From now on SIGTERM does what SIGINT's handler of the moment does (the main thread only)."""
+    """From now on SIGTERM, and SIGHUP unless ignored (`nohup`), do what SIGINT's handler of the moment does
+    (the main thread only)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _as_interrupt)
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+            signal.signal(signal.SIGHUP, _as_interrupt)
 
 
 def _as_interrupt(signum, frame) -> None:
-    _terminated.set()
+    _stopped_by.append(signum)
     handler = signal.getsignal(signal.SIGINT)
     if not callable(handler):  # SIGINT ignored, as a shell starts a job in the background (`&`, cron, nohup)
         raise KeyboardInterrupt
@@ -34,31 +41,33 @@ def _as_interrupt(signum, frame) -> None:
 def shut_down_under_us() -> KeyboardInterrupt:
     """The stop of a command whose Spark driver was shut down while its job ran: spark-submit's JVM, sent
     SIGTERM, stops the SparkContext in its shutdown hook before this process (its child) hears of it."""
-    _terminated.set()
+    _stopped_by.append(signal.SIGTERM)
     return KeyboardInterrupt()
 
 
 def ignore_further_stops() -> None:
-    """A command that was stopped ends now: a Ctrl-C or SIGTERM more (`timeout -s INT` sends two) is no
+    """A command that was stopped ends now: a Ctrl-C, SIGTERM or SIGHUP more (`timeout -s INT` sends two) is no
     traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for each in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(each, signal.SIG_IGN)
 
 
 def stopped(status: int) -> bool:
-    """Whether `status` is that of a command a Ctrl-C or SIGTERM stopped."""
-    return status in (INTERRUPTED, TERMINATED)
+    """Whether `status` is that of a command a Ctrl-C, SIGTERM or SIGHUP stopped."""
+    return status in (INTERRUPTED, TERMINATED, HUNG_UP)
 
 
 def stop_status() -> int:
-    """The status of a command that was stopped: 143 once SIGTERM came, else 130 (Ctrl-C)."""
-    return TERMINATED if _terminated.is_set() else INTERRUPTED
+    """The status of a command that was stopped: 128 + the first of SIGTERM and SIGHUP that came, else 130
+    (Ctrl-C)."""
+    return 128 + _stopped_by[0] if _stopped_by else INTERRUPTED
 
 
 def stop_word() -> str:
     """What stopped the command, as its one line says it."""
-    return "terminated" if _terminated.is_set() else "interrupted"
+    return _WORDS[_stopped_by[0]] if _stopped_by else "interrupted"
 
 
 def terminated() -> bool:
-    return _terminated.is_set()
+    """Whether SIGTERM or SIGHUP came: a stop that ends the SQL prompt, where a Ctrl-C only cancels."""
+    return bool(_stopped_by)

@@ -3,6 +3,7 @@ status: bad input 2, a failure of the world 1, an interrupt 130 (SIGTERM 143), e
 
 import _thread
 import contextlib
+import errno
 import fcntl
 import io
 import os
@@ -127,9 +128,10 @@ READER_GONE = 141  # 128 + SIGPIPE: a shell's status for a command whose reader 
 
 
 class ReaderWatch:
-    """stdout or stderr for a reader that may leave (`baccarat run | head -1`): the first write that finds
-    the pipe closed points the stream's descriptor at os.devnull, so that what follows goes nowhere and
-    the command carries on to its end; `gone` remembers it. Other failures (a full disk) still raise."""
+    """stdout or stderr for a reader that may leave (`baccarat run | head -1`, or a terminal that closed): the
+    first write that finds the pipe closed, or the terminal hung up (EIO), points the stream's descriptor at
+    os.devnull, so that what follows goes nowhere and the command carries on to its end (or, sent SIGHUP, to
+    its stop); `gone` remembers it. Other failures (a full disk) still raise."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -149,7 +151,9 @@ class ReaderWatch:
     def _watched(self, action, *args) -> None:
         try:
             action(*args)
-        except BrokenPipeError:
+        except OSError as error:
+            if not isinstance(error, BrokenPipeError) and error.errno != errno.EIO:
+                raise
             self.gone = True
             self._to_devnull()
 

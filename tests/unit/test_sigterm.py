@@ -3,16 +3,21 @@ one line, but `error: terminated` and status 143 (pipeline/termination.py): it e
 silently. tests/unit/test_console.py holds the same while `baccarat` loads and during a command's DuckDB
 query; tests/functional/test_exit_codes.py, during a job."""
 
+import fcntl
 import os
+import select
 import signal
 import subprocess
 import sys
+import termios
+import time
 
 import duckdb
 import pexpect
 import pytest
 
 TERMINATED = (143, "", "error: terminated\n")
+HUNG_UP = (129, "", "error: hung up\n")
 CONSOLE = [sys.executable, "-c", "from pipeline.console import console; console()"]
 
 ENDLESS = "SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range + b.range < 0"
@@ -25,15 +30,55 @@ def warehouse(tmp_path):
     return path
 
 
-def test_sigterm_during_a_query_of_sql(warehouse):
+@pytest.mark.parametrize("stop, ended", [(signal.SIGTERM, TERMINATED), (signal.SIGHUP, HUNG_UP)],
+                         ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_during_a_query_of_sql(warehouse, stop, ended):
+    """SIGHUP (the terminal closed, `kill -HUP`) ended the process at once and silently, as SIGTERM did."""
     with subprocess.Popen([*CONSOLE, "sql", "--warehouse", str(warehouse), ENDLESS], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True) as sql:
         try:
             sql.communicate(timeout=2)
         except subprocess.TimeoutExpired:
-            sql.send_signal(signal.SIGTERM)
+            sql.send_signal(stop)
+        out, err = sql.communicate(timeout=60)
+    assert (sql.returncode, out, err) == ended
+
+
+def test_a_command_started_with_sighup_ignored_keeps_it_ignored(warehouse):
+    """`nohup baccarat ...` goes on when the terminal closes."""
+    with subprocess.Popen([*CONSOLE, "sql", "--warehouse", str(warehouse), ENDLESS], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) as sql:
+        time.sleep(2)
+        sql.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            sql.communicate(timeout=2)
+        sql.send_signal(signal.SIGTERM)
         out, err = sql.communicate(timeout=60)
     assert (sql.returncode, out, err) == TERMINATED
+
+
+def _in_a_terminal_of_its_own():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_the_sql_prompt_whose_terminal_closes_ends_with_129(warehouse, tmp_path):
+    """Closing the terminal window: the kernel sends SIGHUP, and every later write to the terminal fails
+    (EIO). The prompt died silently of the signal; caught, its one line then ended in an OSError traceback
+    and status 1. It ends with 129, what it writes to the terminal dropped, as for a reader that left."""
+    terminal, its_end = os.openpty()
+    with subprocess.Popen([*CONSOLE, "sql", "--warehouse", str(warehouse)], stdin=its_end, stdout=its_end,
+                          stderr=its_end, preexec_fn=_in_a_terminal_of_its_own,
+                          env={**os.environ, "HOME": str(tmp_path)}) as sql:
+        os.close(its_end)
+        shown, deadline = b"", time.monotonic() + 60
+        while b"baccarat> " not in shown and time.monotonic() < deadline:
+            if select.select([terminal], [], [], 1)[0]:
+                shown += os.read(terminal, 4096)
+        assert b"baccarat> " in shown, shown
+        os.close(terminal)
+        assert sql.wait(timeout=60) == 129
 
 
 @pytest.mark.parametrize("typed", ["", ENDLESS + ";"], ids=["at-the-prompt", "during-a-query"])
