@@ -303,12 +303,22 @@ def _command_status(argv: list[str]) -> int:
 def _error(message: str) -> None:
     """The one line of an error, whatever it quotes: a line break in a path, a name or a query given
     (`--out $'data\\nmore'`) is written as \\n."""
-    print("error: " + message.replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)
+    _after_stdout("error: " + message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def _interrupted() -> int:
-    print(f"error: {stop_word()}", file=sys.stderr)
+    _after_stdout(f"error: {stop_word()}")
     return stop_status()
+
+
+def _after_stdout(line: str) -> None:
+    """`line` on stderr once stdout's lines so far are written: in a log that takes both (a cron line's
+    `>> log 2>&1`), an error or a stop comes after the work done before it, not before lines of that work
+    still in stdout's buffer ("published ..." after "error: terminated"). Should stdout fail here, the end
+    of the command (_flushed) says so."""
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()
+    print(line, file=sys.stderr)
 
 
 def console() -> None:

@@ -1,5 +1,6 @@
 """The `baccarat` entry point (pipeline/console.py), run as the console script runs it, in a process of its own."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -232,3 +233,34 @@ def test_a_ctrl_c_after_the_command_returned_was_a_traceback(script):
     command = ["roads", "--outcomes", "BP", "--json"]
     done = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (130, "error: interrupted\n")
+
+
+# A command that has said what it did on stdout, then meets a signal (argv[1]) or a failure ("fail").
+STOPPED_AFTER_ITS_OUTPUT = """
+import os, signal, sys, time
+from pipeline.cli.app import app, main
+from pipeline.errors import WorldFailure
+from pipeline.termination import terminate_as_interrupt
+
+
+@app.command("published-then-stopped")
+def published_then_stopped():
+    print("published warehouse.duckdb")
+    if sys.argv[1] == "fail":
+        raise WorldFailure("the report could not be written")
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    time.sleep(60)
+
+sys.exit(main(["published-then-stopped"]))
+"""
+
+
+@pytest.mark.parametrize("stop, line", [("SIGTERM", "error: terminated"), ("SIGINT", "error: interrupted"),
+                                        ("fail", "error: the report could not be written")])
+def test_a_log_taking_stdout_and_stderr_holds_the_stop_after_the_work_done_before_it(stop, line):
+    """The docs' cron line sends both to one log: a `baccarat run` stopped as it wrote the report left
+    "error: terminated" above "published ...", which was still in stdout's buffer (a file's is a block)."""
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}  # as cron runs it
+    done = subprocess.run([sys.executable, "-c", STOPPED_AFTER_ITS_OUTPUT, stop], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=120, env=buffered)
+    assert done.stdout.splitlines() == ["published warehouse.duckdb", line]
