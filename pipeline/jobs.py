@@ -24,6 +24,8 @@ from pipeline.runs import (BANQUE_PARAMETERS, BANQUE_ROUNDS, DamagedRun, FileEnt
 from pipeline.spark import ended_with_its_workers
 from pipeline.storage import PartitionTaken, StorageError, Store
 from pipeline.tasks import KEY_LENGTH, content_key, part_key, run_ranges
+from pipeline.termination import stops_held
+
 
 def new_tag() -> str:
     """A new job's tag, part of its temporary files' names (a plan's `job`)."""
@@ -224,10 +226,11 @@ def _stopped(context, plan: JobPlan) -> None:
     workers are gone (spark.ended_with_its_workers), the temporary files of this job's attempts go (a
     failed task removes its own, but Spark ends the others mid-write: on a disk that filled, they had
     carried on into the space it freed); every other file stays, other jobs' temporaries included
-    (`baccarat vacuum` removes those, stale, that died)."""
-    if ended_with_its_workers(context):
-        for table in plan.tables:
-            plan.out.remove_temporaries(table, plan.run_id, plan.job, stale_seconds=None)
+    (`baccarat vacuum` removes those, stale, that died). A second stop meanwhile does not cut it short."""
+    with stops_held():
+        if ended_with_its_workers(context):
+            for table in plan.tables:
+                plan.out.remove_temporaries(table, plan.run_id, plan.job, stale_seconds=None)
 
 
 def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | None = None,

@@ -6,6 +6,7 @@ this, SIGTERM ended the process at once, silently, leaving a job's temporary fil
 SIGHUP (the terminal closed, its session ended) does the same, `hung up` and 129, unless the command was started
 with it ignored (`nohup`), which it keeps."""
 
+import contextlib
 import signal
 import threading
 
@@ -43,6 +44,22 @@ def shut_down_under_us() -> KeyboardInterrupt:
     SIGTERM, stops the SparkContext in its shutdown hook before this process (its child) hears of it."""
     _stopped_by.append(signal.SIGTERM)
     return KeyboardInterrupt()
+
+
+@contextlib.contextmanager
+def stops_held():
+    """Within, a Ctrl-C, SIGTERM or SIGHUP more is let go (the main thread only): for the clean-up of a command
+    being stopped already, which a second one cut short, leaving its job's temporary files (`timeout` signals
+    the command, then its process group; a Ctrl-C then a SIGTERM). SIGTERM and SIGHUP do what SIGINT's handler
+    does (terminate_as_interrupt), so holding SIGINT holds them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def ignore_further_stops() -> None:
