@@ -1,5 +1,6 @@
 """The typer app, the option types the commands share, and the way a command's end becomes an exit
-status: bad input 2, a failure of the world 1, an interrupt 130 (SIGTERM 143), each with one line on stderr."""
+status: bad input 2, a failure of the world 1, an interrupt 130 (SIGTERM 143, SIGHUP 129), each with one
+line on stderr."""
 
 import _thread
 import contextlib
