@@ -274,15 +274,17 @@ def run_job(context, plan: JobPlan, on_progress: Callable[[int, int], None] | No
     transaction = (f"{plan.application}:{plan.run_id}", int(started.timestamp() * 1000))
     may_replace = _may_replace(plan, overwrite)
     try:
-        if before_commit is not None:
-            before_commit()
-        versions = {table: plan.out.commit_partition(table, plan.run_id, [f for f in files if f["table"] == table],
-                                                     plan.table_schema(table), transaction, may_replace,
-                                                     plan.commit_metadata(table))
-                    for table in plan.tables}
-        result = plan.result(Written(results, files, versions, started, datetime.now(UTC), context.master))
-        if plan.in_runs:
-            commit_run(plan.out, result)
+        with stops_held(then_stop=True):  # a stop waits for the last commit, so that none is left half made
+            if before_commit is not None:
+                before_commit()
+            versions = {table: plan.out.commit_partition(table, plan.run_id,
+                                                         [f for f in files if f["table"] == table],
+                                                         plan.table_schema(table), transaction, may_replace,
+                                                         plan.commit_metadata(table))
+                        for table in plan.tables}
+            result = plan.result(Written(results, files, versions, started, datetime.now(UTC), context.master))
+            if plan.in_runs:
+                commit_run(plan.out, result)
     except PartitionTaken:
         raise _taken(plan, ", committed by another command while this one ran") from None
     except StorageError as error:

@@ -47,19 +47,25 @@ def shut_down_under_us() -> KeyboardInterrupt:
 
 
 @contextlib.contextmanager
-def stops_held():
-    """Within, a Ctrl-C, SIGTERM or SIGHUP more is let go (the main thread only): for the clean-up of a command
-    being stopped already, which a second one cut short, leaving its job's temporary files (`timeout` signals
-    the command, then its process group; a Ctrl-C then a SIGTERM). SIGTERM and SIGHUP do what SIGINT's handler
-    does (terminate_as_interrupt), so holding SIGINT holds them."""
+def stops_held(then_stop: bool = False):
+    """Within, a Ctrl-C, SIGTERM or SIGHUP waits (the main thread only): once the block has ended, with
+    `then_stop` one that came stops the command, else it is let go. Let go: for the clean-up of a command being
+    stopped already, which a second one cut short, leaving its job's temporary files (`timeout` signals the
+    command, then its process group; a Ctrl-C then a SIGTERM). Then stop: for a job's commits, which a stop
+    between them left half made (its rounds and shoes committed, not its runs row: `verify` failed until the
+    job ran again). SIGTERM and SIGHUP do what SIGINT's handler does (terminate_as_interrupt), so holding SIGINT
+    holds them."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    came = []
+    previous = signal.signal(signal.SIGINT, lambda *_: came.append(True))
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+    if came and then_stop:
+        raise KeyboardInterrupt
 
 
 def ignore_further_stops() -> None:

@@ -189,6 +189,37 @@ def test_ctrl_c_or_sigterm_during_a_job_ends_it_in_one_line_leaving_none_of_its_
     assert list((cache / "jvm").iterdir()) == []
 
 
+# A simulate that meets SIGTERM once its rounds and shoes are committed, before its runs row (argv[1]: OUT).
+STOPPED_BEFORE_THE_RUNS_ROW = """
+import os, signal, sys
+from pipeline import jobs
+from pipeline.cli import console
+
+commit_run = jobs.commit_run
+
+def stopped_then_committed(out, result):
+    os.kill(os.getpid(), signal.SIGTERM)
+    commit_run(out, result)
+
+jobs.commit_run = stopped_then_committed
+sys.argv = ["baccarat", "simulate", "--shoes", "20", "--seed", "5", "--out", sys.argv[1], "--master", "local[1]"]
+console()
+"""
+
+
+@pytest.mark.slow
+def test_a_stop_between_a_job_s_commits_waits_for_the_last_one(tmp_path):
+    """SIGTERM (or Ctrl-C) after the rounds and shoes were committed and before the runs row left a run that
+    `verify` failed (exit 1, its repair line asking for the seed and rules) until the job was run again. The
+    stop waits for the last commit, then ends the command as it does anywhere else."""
+    out = tmp_path / "data"
+    done = subprocess.run([sys.executable, "-c", STOPPED_BEFORE_THE_RUNS_ROW, str(out)], capture_output=True,
+                          text=True, timeout=600)
+    assert (done.returncode, without_progress(done.stderr).splitlines()[-1:]) == (143, ["error: terminated"])
+    assert baccarat("verify", "--out", str(out)) == (0, "")
+    assert main(["runs", "--out", str(out)]) == 0
+
+
 @pytest.mark.slow
 def test_sigterm_to_spark_submit_during_a_job_ends_it_in_one_line_and_commits_nothing(tmp_path):
     """spark-submit's JVM, sent SIGTERM (a scheduler's timeout), stops the SparkContext in its shutdown hook
