@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pipeline.runs import RunRecord, read_run
 from pipeline.storage import Store
+from pipeline.termination import terminate_as_interrupt
 
 sys.path[:0] = [str(Path(__file__).parents[1] / "tests" / "functional"), str(Path(__file__).parents[1] / "tests")]
 from local_s3 import aws_environment, s3_server  # noqa: E402  (the tests' local S3 server)
@@ -53,7 +54,9 @@ def warm_driver_archive(workdir: Path) -> None:
 
 @contextlib.contextmanager
 def scratch_folder(prefix: str, keep: bool) -> Iterator[Path]:
-    """A new temporary folder for one benchmark run; removed afterwards unless `keep` (then named)."""
+    """A new temporary folder for one benchmark run; removed afterwards unless `keep` (then named). A
+    SIGTERM ends the benchmark as a Ctrl-C does, so that it too stops the servers it started in it."""
+    terminate_as_interrupt()
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         yield workdir
