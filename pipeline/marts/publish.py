@@ -28,6 +28,7 @@ from pipeline.orphans import orphan_problem, orphan_runs
 from pipeline.runs import RUNS, DamagedRun, RunRecord, committed_runs, read_run
 from pipeline.schemas import contract
 from pipeline.storage import STALE_SECONDS, WAREHOUSE, PartitionTaken, StorageError, Store
+from pipeline.termination import stops_held
 from pipeline.user_files import check_outside_tables, special_file
 
 
@@ -72,7 +73,8 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> tup
     WrittenMart by its files, once every mart's files are found whole). A composition or system mart
     missing from `tables` (the run has no round_ev or sessions rows) keeps none of the run's rows. The
     marts are separate Delta tables, so their commits run side by side (on an object store each is a few
-    round trips). Returns the marts taken back (_taken_back)."""
+    round trips); a stop waits for the last of them, so that no run is left with only some of its marts.
+    Returns the marts taken back (_taken_back)."""
     built = int(datetime.now(UTC).timestamp() * 1000)
     written = [file for mart in tables.values() if isinstance(mart, WrittenMart) for file in mart.files]
     try:
@@ -89,7 +91,8 @@ def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> tup
             _drop(run.out, name, run.run_id, built)
         return []
 
-    return _taken_back(run, dict(zip(EVERY_MART, each_at_once(commit, EVERY_MART))), built)
+    with stops_held(then_stop=True):
+        return _taken_back(run, dict(zip(EVERY_MART, each_at_once(commit, EVERY_MART))), built)
 
 
 def _commit(run: RunInput, name: str, mart: pa.Table | WrittenMart, built: int) -> list[str]:
