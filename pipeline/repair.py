@@ -119,20 +119,23 @@ def _recorded_runs(store: Store) -> list[RunRecord]:
 
 
 def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list[str]:
-    """A table's damaged log, or the committed files of a table no runs row lists (round_ev, marts) that
-    are missing or of another size than the log records."""
+    """A table's damaged log, or the committed files of a table no runs row lists (the marts) that are
+    missing, of another size than the log records, or failing the SHA-256 their commit recorded."""
     try:
         held = store.run_ids(table)
         if damaged := damaged_past(store, table):
             raise damaged
         if table in RUN_TABLES or table in ADDED_TABLES:
             return []  # their files are checked run by run
-        files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held))
+        files = store.committed_files(table, sorted(held & set(run_ids) if run_ids else held), checksums=True)
     except StorageError as error:
         return [f"{error.problem}; repair: {_table_repair(store, table)}"]
+    missized = missized_files(store, files)
+    failing = failing_checksums(store, [f for f in files if f not in [entry for entry, _ in missized]])
     return [f"{store.location(f['path'])}: {'missing' if size is None else f'{size:,} bytes'}, its log records "
-            f"{f['size']:,} bytes; repair: {_table_repair(store, table)}"
-            for f, size in missized_files(store, files)]
+            f"{f['size']:,} bytes; repair: {_table_repair(store, table)}" for f, size in missized] + [
+        f"{store.location(f['path'])}: fails the SHA-256 its commit records; repair: {_table_repair(store, table)}"
+        for f in failing]
 
 
 def added_problems(store: Store, run: RunRecord, table: str, files: list[dict], hashed: bool = True) -> list[str]:

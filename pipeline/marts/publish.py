@@ -63,9 +63,10 @@ class WrittenMart:
 
 def write_part(run: RunInput, name: str, rows: pa.Table, file_name: str) -> pa.Table:
     """Write part of mart `name`'s rows of one run, conformed to its contract, as file `file_name` of the
-    run, not committed; its entry (path, size, rows) as a one-row table."""
+    run, not committed; its entry (path, size, rows, SHA-256) as a one-row table."""
     written = run.out.write_file(contract(name).table, run.run_id, file_name, conform(rows, name, run))
-    return pa.Table.from_pylist([written], pa.schema({"path": pa.string(), "size": pa.int64(), "rows": pa.int64()}))
+    return pa.Table.from_pylist([written], pa.schema({"path": pa.string(), "size": pa.int64(), "rows": pa.int64(),
+                                                      "sha256": pa.string()}))
 
 
 def write_marts(run: RunInput, tables: dict[str, pa.Table | WrittenMart]) -> tuple[str, ...]:

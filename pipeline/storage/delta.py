@@ -323,11 +323,12 @@ class DeltaTables:
 
     def write_file(self, table: str, run_id: str, name: str, rows: pa.Table) -> dict:
         """Write `rows` as one file of run `run_id` (without the partition column, which Delta keeps in
-        the log), not committed; returns its entry (path under OUT, size, rows) for commit_partition."""
+        the log), not committed; returns its entry (path under OUT, size, rows, SHA-256) for commit_partition,
+        which records the checksum in the commit."""
         with self._errors("is not writable"), self.create_file(table, run_id, name) as stream:
             pq.write_table(rows.drop_columns([c for c in rows.column_names if c == partition_column()]), stream,
                            compression="zstd")
-        return {"path": stream.path, "size": stream.size, "rows": rows.num_rows}
+        return {"path": stream.path, "size": stream.size, "rows": rows.num_rows, "sha256": stream.digest.hexdigest()}
 
     def write_and_commit(self, table: str, run_id: str, name: str, rows: pa.Table, schema: pa.Schema,
                          transaction: tuple[str, int]) -> int:

@@ -12,10 +12,11 @@ SCHEMA = pa.schema({"shoe_id": pa.int64(), "run_id": pa.string()})
 
 
 def written(store: Store, run_id: str, shoes: list[int], hashed: bool = True) -> dict:
-    """A file of run_id's shoes, not committed: its entry as a job's task records it (with its sha256)."""
+    """A file of run_id's shoes, not committed: its entry as a job's task records it (with its sha256, or as a
+    writer that does not hash)."""
     entry = store.write_file("round_ev", run_id, "part-0.parquet", pa.table({"shoe_id": shoes}))
-    digest = hashlib.sha256((store.local_path(entry["path"])).read_bytes()).hexdigest()
-    return entry | {"sha256": digest} if hashed else entry
+    assert entry["sha256"] == hashlib.sha256((store.local_path(entry["path"])).read_bytes()).hexdigest()
+    return entry if hashed else {key: value for key, value in entry.items() if key != "sha256"}
 
 
 def commit(store: Store, run_id: str, files: list[dict], attempt: int = 1) -> int:
