@@ -88,8 +88,8 @@ COMMAND = """
 import json, resource, sys, time
 first_line = time.time()
 begun = time.perf_counter()
-from pipeline.allocator import keep_freed_pages
-keep_freed_pages()  # as cli.main does first: the imports below import Polars, which reads it once
+from pipeline.allocator import set_polars_allocator
+set_polars_allocator()  # as cli.main does first: the imports below import Polars, which reads it once
 from pipeline import cli
 from pipeline.marts import engines, inputs, publish
 from pipeline import runs, spark

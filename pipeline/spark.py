@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pipeline.allocator import KEEP_FREED_PAGES, POLARS_ALLOCATOR_VARIABLE
+from pipeline.allocator import POLARS_ALLOCATOR_SETTINGS, POLARS_ALLOCATOR_VARIABLE
 from pipeline.config_files import resource
 from pipeline.errors import BaccaratError, PipelineError, WorldFailure
 from pipeline.home_folders import user_folder
@@ -241,7 +241,7 @@ def executor_settings(conf):
     # Polars sizes its thread pool once, from this variable, when a Python worker imports it: a task's cores.
     conf.setIfMissing("spark.executorEnv.POLARS_MAX_THREADS", conf.get("spark.task.cpus", "1"))
     # pipeline/allocator.py; a user's own setting for the executors is spark.executorEnv._RJEM_MALLOC_CONF
-    conf.setIfMissing(f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}", KEEP_FREED_PAGES)
+    conf.setIfMissing(f"spark.executorEnv.{POLARS_ALLOCATOR_VARIABLE}", POLARS_ALLOCATOR_SETTINGS)
     # Executors given the package by --py-files add it to a worker's path only as a task starts: the daemon,
     # started before, could not import it, so they keep pyspark's own.
     if not conf.get("spark.submit.pyFiles"):

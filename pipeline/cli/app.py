@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.allocator import keep_freed_pages
+from pipeline.allocator import set_polars_allocator
 from pipeline.cards import MAX_DECKS, MIN_DECKS, decks_text
 from pipeline.errors import BaccaratError, PipelineError
 from pipeline.termination import (INTERRUPTED, ignore_further_stops, stop_status, stop_word, stopped,
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     leaves early never stops the work: the command finishes, then its status is READER_GONE."""
     argv = sys.argv[1:] if argv is None else argv
     terminate_as_interrupt()  # spark-submit's jobs/*.py call main() itself
-    keep_freed_pages()
+    set_polars_allocator()
     if _standard_streams_opened():
         print("error: stdout is closed: to drop a command's output, send it to /dev/null", file=sys.stderr)
         return 2
