@@ -86,6 +86,6 @@ def lost_mart_rows(out: Store, run_ids: list[str] | None = None) -> list[str]:
     for name, lost in lost_runs(out, run_ids).items():
         runs_named = "1 run" if len(lost) == 1 else f"{len(lost):,} runs"
         lines.append(f"table {out.location(contract(name).table)} holds no rows of {runs_named} the other marts "
-                     f"hold, such as {lost[0]!r} (its log or its folder removed?); repair: "
-                     f"baccarat marts --out {shlex.quote(out.uri)}")
+                     f"hold, such as {lost[0]!r} (a build killed between its commits, or its log or folder "
+                     f"removed?); repair: baccarat marts --out {shlex.quote(out.uri)}")
     return lines

@@ -394,8 +394,8 @@ def test_a_mart_table_that_lost_its_runs_rows_is_named_by_verify_until_marts_bui
     shutil.rmtree(out / "marts" / "bet_performance" / (DELTA_LOG if removed == "log" else ""))
     status, stdout, _ = cli("verify", "--out", out)
     assert status == 1 and stdout == (f"table {out}/marts/bet_performance holds no rows of 2 runs the other marts hold, "
-                                      f"such as 'first' (its log or its folder removed?); repair: baccarat marts "
-                                      f"--out {out}\n")
+                                      f"such as 'first' (a build killed between its commits, or its log or folder "
+                                      f"removed?); repair: baccarat marts --out {out}\n")
     assert [json.loads(line)["marts"] for line in cli("runs", "--out", out, "--json")[1].splitlines()] == [False] * 2
     assert " incomplete " in cli("runs", "--out", out)[1]
     assert cli("marts", "--out", out, "--run-id", "first")[0] == 0
@@ -420,7 +420,8 @@ def test_a_system_or_composition_mart_that_lost_a_runs_rows_is_named_by_verify_u
     shutil.rmtree(out / "marts" / mart / (DELTA_LOG if removed == "log" else ""))
     status, stdout, _ = cli("verify", "--out", out)
     assert status == 1 and stdout == (f"table {out}/marts/{mart} holds no rows of 1 run the other marts hold, such as "
-                                      f"'first' (its log or its folder removed?); repair: baccarat marts --out {out}\n")
+                                      f"'first' (a build killed between its commits, or its log or folder removed?); "
+                                      f"repair: baccarat marts --out {out}\n")
     assert [json.loads(line)["marts"] for line in cli("runs", "--out", out, "--json")[1].splitlines()] == [False, True]
     assert cli("marts", "--out", out, "--run-id", "second")[0] == 0
     assert cli("verify", "--out", out)[0] == 1
