@@ -237,11 +237,19 @@ def _publish(out: Store, target: Path, folder: Path, verified: frozenset[str]) -
             seal(published)
             _point(target, published)
             _remove_older_publishes(target, published)
-    except (OSError, duckdb.Error) as error:  # a full disk reaches DuckDB as an I/O or a commit error
-        shutil.rmtree(published.parent, ignore_errors=True)
-        # the world's: check_warehouse_target refused a path that cannot be written before anything was built
-        raise _unwritable(target, error) from None
+    except BaseException as error:  # a stop too: its folder would stay until a publish 10 minutes later
+        if not _points_at(target, published):
+            shutil.rmtree(published.parent, ignore_errors=True)
+        if isinstance(error, (OSError, duckdb.Error)):  # a full disk reaches DuckDB as an I/O or a commit error
+            # the world's: check_warehouse_target refused a path that cannot be written before anything was built
+            raise _unwritable(target, error) from None
+        raise
     return left_out
+
+
+def _points_at(target: Path, published: Path) -> bool:
+    """Whether `target` is the link to `published`: readers may have it open, so it stays."""
+    return target.is_symlink() and (target.parent / os.readlink(target)).resolve() == published.resolve()
 
 
 def _unwritable(target: Path, error: Exception) -> WorldFailure:
