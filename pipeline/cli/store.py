@@ -114,9 +114,10 @@ def verify(
     run_ids = [check_run_id(r) for r in run_id or []]
     problems, runs_checked = verify_store(out.check_readable(), run_ids)
     problems += lost_mart_rows(out, run_ids)
-    if not problems and not runs_checked and all(out.delta_table(table) is None for table in out.table_names()):
+    temporaries = out.temporaries()  # a first job killed before its commit left them and no table
+    if not (problems or runs_checked or temporaries) and all(out.delta_table(t) is None for t in out.table_names()):
         raise _no_table(out, "verify")
-    temporaries, unlogged = out.temporaries(), unlogged_added_rows(out)
+    unlogged = unlogged_added_rows(out)
     if as_json:
         print(json.dumps({"out": out.uri, "runs": runs_checked, "problems": problems,
                           "temporaries": [str(path) for path in temporaries], "unlogged": unlogged}))
@@ -172,16 +173,19 @@ def vacuum(
     _refuse_lost_commits(out, records)
     refuse_damaged_past(out)  # its checkpoint would sum the damaged entry up, and verify could no longer name it
     keep = {table: [r.versions[table] for r in records if table in r.versions] for table in RUN_TABLES}
-    tables = out.tables()
-    if not tables:
+    tables, temporaries = out.tables(), out.temporaries()
+    if not tables and not temporaries:  # a first job killed before its commit leaves them and no table
         raise _no_table(out, "vacuum")
+    verb = "would remove" if dry_run else "removed"
     for table in tables:
         removed = out.vacuum(table, retention_hours, dry_run, keep.get(table, []))
-        verb = "would remove" if dry_run else "removed"
         print(f"{out.location(table)}: {verb} {count(len(removed), 'file')}")
     if dead := out.remove_dead_temporaries(dry_run):
         print(f"{out}: {verb} {count(len(dead), 'temporary file')} of an interrupted write "
               f"(untouched for {STALE_AGE})")
+    if fresh := len(temporaries) - len(dead):
+        print(f"{out}: kept {count(fresh, 'temporary file')} touched in the last {STALE_AGE} (a job may be writing "
+              f"there); vacuum removes them once untouched that long")
 
 
 def _refuse_lost_commits(out: "Store", records: list["RunRecord"]) -> None:
