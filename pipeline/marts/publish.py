@@ -295,6 +295,7 @@ def _build(out: Store, building: Path, base: Path, runs: list[str], records: dic
                          for run_id in runs for f in records[run_id].files_of(table)]
                 source = _scan(files) if files else _empty(table)
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM {source}")
+        con.execute("CHECKPOINT warehouse")  # a checkpoint that fails at close is silent, its journal then lost
 
 
 def _scan(paths: list[str]) -> str:
