@@ -1,6 +1,7 @@
 """`baccarat docs --check` over README.md and docs/: the dictionary, every relative link, every command."""
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,37 @@ def test_the_readme_s_table_of_commands_names_every_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     tabled = re.findall(r"^\| `baccarat ([\w-]+)` \|", readme, re.MULTILINE)
     assert sorted(tabled) == sorted(typer.main.get_command(app).commands)
+
+
+def bash_commands():
+    """(document and line, words) of every `baccarat` line in a bash block of README.md and docs/ that has
+    no placeholder (`...`, a NAME in capitals)."""
+    for document in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = document.read_text(encoding="utf-8")
+        for block in re.findall(r"^```bash\n(.*?)^```", text, re.DOTALL | re.MULTILINE):
+            for line in block.splitlines():
+                shown = re.match(r"\s*baccarat ([^#|>&;]*)", line)
+                words = shlex.split(shown.group(1)) if shown else []
+                if words and not any("..." in word or word.isupper() for word in words):
+                    yield f"{document.name}: {line.strip()}", words
+
+
+def test_every_command_a_bash_block_shows_takes_its_options():
+    """docs/operations.md's standalone cluster on one machine showed `baccarat simulate --shoes 100000 --master
+    spark://127.0.0.1:7077`, which a user running it got back as 'error: Missing option '--seed'.' (exit 2)."""
+    from pipeline.cli import app
+
+    commands = typer.main.get_command(app).commands
+    refused = []
+    for shown, (name, *args) in bash_commands():
+        command = commands[name]
+        if getattr(command, "commands", None) and args and args[0] in command.commands:
+            command, args = command.commands[args[0]], args[1:]
+        try:
+            command.make_context(name, args)
+        except Exception as error:  # click's usage errors, from the click that typer uses
+            refused.append(f"{shown}: {error}")
+    assert refused == []
 
 
 def test_docs_writes_and_check_notices_a_stale_or_missing_file(cli, tmp_path):
