@@ -59,24 +59,34 @@ def _unrecorded_repair(table: str, command: list[str]) -> str:
 
 
 def unlogged_added_rows(store: Store) -> list[str]:
-    """A line for each table a job adds to runs (round_ev, sessions) that holds data files but has no log, so
-    that no reader sees their rows (`marts` builds no mart of them): its log removed or left out of a copy,
-    or the first job writing it ended before its commit (files alone cannot tell which), with the command
-    that writes them again."""
+    """A line for each table a job adds to runs (round_ev, sessions) that holds data files of runs its log
+    holds no rows of, and no commit took out, so that no reader sees them (`marts` builds no mart of them):
+    its log or their commits removed or left out of a copy, or the job writing them ended before its commit
+    (files alone cannot tell which), with the command that writes them again."""
     lines = []
     for table in ADDED_TABLES:
         try:
-            written = store.delta_table(table) is None and store.written_files(table)
+            runs, logged = _unlogged_runs(store, table)
         except StorageError:
             continue  # a damaged log or an unreadable table: a problem line of its own
-        if written:
-            runs = sorted(written)
-            held = f"run {runs[0]!r}" if len(runs) == 1 else f"{len(runs):,} runs, such as {runs[0]!r},"
-            lines.append(f"{store.location(table)} holds data files of {held} but no log, so no reader sees their rows "
-                         f"(its log removed or left out of a copy, or the first job writing it ended before its "
-                         f"commit): for each run, {added_repair(store, table, runs[0])} writes them again; "
-                         f"`baccarat vacuum` removes them")
+        if runs:
+            named = f"run {runs[0]!r}" if len(runs) == 1 else f"{len(runs):,} runs, such as {runs[0]!r},"
+            lost = "its log holds none of their rows" if logged else "no log"
+            lines.append(f"{store.location(table)} holds data files of {named} but {lost}, so no reader sees their "
+                         f"rows (its log{' or their commits' if logged else ''} removed or left out of a copy, or the "
+                         f"job writing them ended before its commit): for each run, "
+                         f"{added_repair(store, table, runs[0])} writes them again; `baccarat vacuum` removes them")
     return lines
+
+
+def _unlogged_runs(store: Store, table: str) -> tuple[list[str], bool]:
+    """The runs with data files in `table` that its log neither holds rows of nor took out, and whether it has
+    a log."""
+    held, written = store.run_ids(table), store.written_files(table)
+    removed = store.removed_files(table) if set(written) - held else set()
+    runs = sorted(run for run, files in written.items()
+                  if run not in held and any(f["path"] not in removed for f in files))
+    return runs, bool(held) or store.delta_table(table) is not None
 
 
 def damaged_past(store: Store, table: str) -> DamagedLog | None:

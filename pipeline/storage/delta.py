@@ -336,6 +336,20 @@ class DeltaTables:
         returns the table's version."""
         return self.commit_partition(table, run_id, [self.write_file(table, run_id, name, rows)], schema, transaction)
 
+    def removed_files(self, table: str) -> set[str]:
+        """The files of a table, by path under OUT, that a commit took out of it (a run's rows replaced or
+        dropped) and that `vacuum` has not deleted yet."""
+        from deltalake.exceptions import DeltaError
+
+        delta = self.delta_table(table)
+        with self._errors(f"table {table!r} is not readable"):
+            try:
+                removed = [] if delta is None else delta.vacuum(retention_hours=0, dry_run=True,
+                                                                enforce_retention_duration=False)
+            except DeltaError as error:
+                raise _cannot_vacuum(table, error) from None
+        return {f"{table}/{path}" for path in removed}
+
     def vacuum(self, table: str, retention_hours: int, dry_run: bool, keep_versions: list[int]) -> list[str]:
         """Remove the files of a table that no current row and no version in `keep_versions` needs,
         older than `retention_hours` (files of attempts that never committed, replaced runs), then

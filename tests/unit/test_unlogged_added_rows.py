@@ -6,6 +6,7 @@ import shutil
 
 import pyarrow as pa
 
+from pipeline.jobs import drop_run_rows
 from pipeline.repair import unlogged_added_rows
 from pipeline.storage import Store
 
@@ -37,3 +38,23 @@ def test_a_sessions_table_whose_log_is_gone_is_named_with_its_runs_and_the_backt
 def test_a_table_never_written_is_not_named(tmp_path):
     (tmp_path / "round_ev").mkdir()
     assert unlogged_added_rows(Store.parse(str(tmp_path))) == []
+
+
+def test_a_run_whose_commit_is_gone_from_a_log_still_there_is_named(tmp_path):
+    """`rm data/sessions/_delta_log/00000000000000000001.json` (the backtest's commit): verify said 'every log,
+    file and contract checks out' (exit 0), and `baccarat marts` then built the system marts of no session,
+    without a word."""
+    store = backtested(tmp_path, "a", "b")
+    (tmp_path / "sessions" / "_delta_log" / "00000000000000000002.json").unlink()  # b's, the last
+    [line] = unlogged_added_rows(Store.parse(str(tmp_path)))
+    assert line.startswith(f"{tmp_path / 'sessions'} holds data files of run 'b' but its log holds none of their "
+                           "rows, so no reader sees their rows")
+    assert f"for each run, baccarat backtest --run-id b --out {tmp_path} --systems ..." in line
+    assert store.run_ids("sessions") == {"a"}
+
+
+def test_a_run_whose_rows_a_commit_took_out_is_not_named(tmp_path):
+    """`simulate --overwrite` of a run with other parameters drops its sessions; their files stay until vacuum."""
+    store = backtested(tmp_path, "a", "b")
+    drop_run_rows(store, "sessions", "b", "tests")
+    assert unlogged_added_rows(store) == []
