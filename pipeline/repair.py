@@ -61,8 +61,8 @@ def _unrecorded_repair(table: str, command: list[str]) -> str:
 def unlogged_added_rows(store: Store) -> list[str]:
     """A line for each table a job adds to runs (round_ev, sessions) that holds data files of runs its log
     holds no rows of, and no commit took out, so that no reader sees them (`marts` builds no mart of them):
-    its log or their commits removed or left out of a copy, or the job writing them ended before its commit
-    (files alone cannot tell which), with the command that writes them again."""
+    its log or their commits removed or left out of a copy, or the job writing them at work or ended before
+    its commit (files alone cannot tell which), with the command that writes them again."""
     lines = []
     for table in ADDED_TABLES:
         try:
@@ -74,7 +74,7 @@ def unlogged_added_rows(store: Store) -> list[str]:
             lost = "its log holds none of their rows" if logged else "no log"
             lines.append(f"{store.location(table)} holds data files of {named} but {lost}, so no reader sees their "
                          f"rows (its log{' or their commits' if logged else ''} removed or left out of a copy, or the "
-                         f"job writing them ended before its commit): for each run, "
+                         f"job writing them not committed yet, or ended before its commit): for each run, "
                          f"{added_repair(store, table, runs[0])} writes them again; `baccarat vacuum` removes them")
     return lines
 
