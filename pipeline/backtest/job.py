@@ -67,7 +67,7 @@ class Plan(JobPlan):
 
     @property
     def what(self) -> str:
-        return f"sessions of run {self.run_id!r}"
+        return f"the backtest of run {self.run_id!r}"
 
     @property
     def run_id(self) -> str:
