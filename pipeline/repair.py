@@ -58,13 +58,13 @@ def _unrecorded_repair(table: str, command: list[str]) -> str:
     return f"{shlex.join(command)} --systems ... (with the systems and session options it was run with)"
 
 
-def unlogged_added_rows(store: Store) -> list[str]:
+def unlogged_added_rows(store: Store, tables: tuple[str, ...] = ADDED_TABLES) -> list[str]:
     """A line for each table a job adds to runs (round_ev, sessions) that holds data files of runs its log
     holds no rows of, and no commit took out, so that no reader sees them (`marts` builds no mart of them):
     its log or their commits removed or left out of a copy, or the job writing them at work or ended before
     its commit (files alone cannot tell which), with the command that writes them again."""
     lines = []
-    for table in ADDED_TABLES:
+    for table in tables:
         try:
             runs, logged = _unlogged_runs(store, table)
         except StorageError:
@@ -267,6 +267,13 @@ def set_logs_aside(store: Store, tables: list[str]) -> list[str]:
 def repair_logs(store: Store, tables: list[str]) -> list[str]:
     """Set aside the damaged part of the logs of `tables` that cannot be read; a line for each."""
     return set_logs_aside(store, damaged_logs(store, tables))
+
+
+def repair_added_log(store: Store, table: str) -> list[str]:
+    """Set aside the damaged part of a round_ev or sessions log: its line, then one naming the runs whose rows
+    that took out, if any, with the command that writes them again."""
+    aside = repair_logs(store, [table])
+    return aside + [f"note: {line}" for line in unlogged_added_rows(store, (table,))] if aside else []
 
 
 def _drop_rows_of_lost_files(store: Store) -> list[str]:

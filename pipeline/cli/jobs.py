@@ -311,14 +311,14 @@ def composition(
     seen, with the running and true counts of count systems: the Delta table OUT/round_ev."""
     from pipeline.composition import job as composition_job
     from pipeline.jobs import already_committed, held_rows
-    from pipeline.repair import repair_logs
+    from pipeline.repair import repair_added_log
     from pipeline.runs import check_run_id
 
     plan = replace(composition_job.plan_for(out.check_readable(), check_run_id(run_id), shoes, counts, partitions),
                    given=_given(shoes=shoes, counts=None if counts is None else absolute_paths(counts)))
     out.check_writable()
-    for line in repair_logs(out, [composition_job.ROUND_EV]):
-        print(f"{line}: compute the round_ev rows of the other runs it held again")
+    for line in repair_added_log(out, composition_job.ROUND_EV):
+        print(line)
     if already_committed(plan, overwrite=False):
         print(f"round_ev of run {run_id!r} is already committed for these shoes and count systems in {out}: "
               "nothing to do")
@@ -364,7 +364,7 @@ def backtest(
     each from a fresh bankroll: the Delta table OUT/sessions, in place of the run's earlier sessions."""
     from pipeline.backtest import job as backtest_job
     from pipeline.jobs import already_committed, held_rows
-    from pipeline.repair import repair_logs
+    from pipeline.repair import repair_added_log
     from pipeline.runs import check_run_id
 
     names = _system_names(systems)
@@ -372,8 +372,8 @@ def backtest(
     plan = replace(backtest_job.plan_for(out.check_readable(), check_run_id(run_id), names, session, partitions),
                    given=_given(systems=[absolute_paths(given) for given in systems], **session))
     out.check_writable()
-    for line in repair_logs(out, [backtest_job.SESSIONS]):
-        print(f"{line}: backtest the other runs it held again")
+    for line in repair_added_log(out, backtest_job.SESSIONS):
+        print(line)
     if already_committed(plan, overwrite=False):
         print(f"sessions of run {run_id!r} are already committed for these systems in {out}: nothing to do")
         return

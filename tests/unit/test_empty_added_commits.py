@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import pipeline.marts.inputs as inputs
-from pipeline.repair import repair_logs, verify_store
+from pipeline.repair import repair_added_log, repair_logs, verify_store
 from pipeline.storage import DamagedLog, Store
 
 SCHEMA = pa.schema({"system": pa.string(), "run_id": pa.string()})
@@ -39,6 +39,22 @@ def test_the_repair_verify_names_sets_the_log_aside_from_the_empty_commit(tmp_pa
     assert line.startswith(f"the damaged log of {tmp_path / table} is set aside in ")
     assert store.delta_table(table).version() == 1 and store.run_ids(table) == {"a"}
     assert verify_store(store)[0] == [] and repair_logs(store, [table]) == []
+
+
+@pytest.mark.parametrize("table", ["sessions", "round_ev"])
+def test_the_job_that_sets_the_log_aside_names_the_runs_it_took_out(tmp_path, table):
+    """It said to compute (or backtest) "the other runs it held" again, whichever they were: none, when the
+    damaged commit added no rows."""
+    store = emptied(tmp_path, table)
+    aside, lost = repair_added_log(store, table)
+    assert aside.startswith(f"the damaged log of {tmp_path / table} is set aside in ")
+    assert lost.startswith(f"note: {tmp_path / table} holds data files of run 'b' but its log holds none of their")
+    assert f"baccarat {'backtest' if table == 'sessions' else 'composition'} --run-id b " in lost
+    alone = Store.parse(str(tmp_path / "alone"))  # an empty commit after run 'a's: no run's rows taken out
+    alone.write_and_commit(table, "a", "part-0.parquet", pa.table({"system": ["flat_banker"]}), SCHEMA, ("tests", 1))
+    (tmp_path / "alone" / table / "_delta_log" / f"{2:020d}.json").write_bytes(b"")
+    [aside] = repair_added_log(alone, table)
+    assert aside.startswith(f"the damaged log of {tmp_path / 'alone' / table} is set aside in ")
 
 
 def test_marts_refuses_sessions_whose_log_it_would_read_past(tmp_path, monkeypatch):
