@@ -141,7 +141,8 @@ def _table_problems(store: Store, table: str, run_ids: list[str] | None) -> list
     except StorageError as error:
         return [f"{error.problem}; repair: {_table_repair(store, table)}"]
     missized = missized_files(store, files)
-    failing = failing_checksums(store, [f for f in files if f not in [entry for entry, _ in missized]])
+    sized_wrong = {f["path"] for f, _ in missized}
+    failing = failing_checksums(store, [f for f in files if f["path"] not in sized_wrong])
     return [f"{store.location(f['path'])}: {'missing' if size is None else f'{size:,} bytes'}, its log records "
             f"{f['size']:,} bytes; repair: {_table_repair(store, table)}" for f, size in missized] + [
         f"{store.location(f['path'])}: fails the SHA-256 its commit records; repair: {_table_repair(store, table)}"

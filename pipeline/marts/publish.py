@@ -249,7 +249,12 @@ def _publish(out: Store, target: Path, folder: Path, verified: frozenset[str]) -
 
 def _points_at(target: Path, published: Path) -> bool:
     """Whether `target` is the link to `published`: readers may have it open, so it stays."""
-    return target.is_symlink() and (target.parent / os.readlink(target)).resolve() == published.resolve()
+    return _linked(target) == published
+
+
+def _linked(target: Path) -> Path | None:
+    """The published file the link `target` points at; None before the first publish."""
+    return target.parent / os.readlink(target) if target.is_symlink() else None
 
 
 def _unwritable(target: Path, error: Exception) -> WorldFailure:
@@ -345,7 +350,7 @@ def _remove_older_publishes(target: Path, published: Path) -> None:
     """Every publish's folder but this one, the one `target` points at now (another `baccarat marts` may
     have published meanwhile) and those another publish is still writing; a folder whose file is not
     written yet only once it is stale."""
-    current = (target.parent / os.readlink(target)).parent if target.is_symlink() else published.parent
+    current = (_linked(target) or published).parent
     for publish in published.parent.parent.iterdir():
         finished = (publish / target.name).exists()
         if publish not in (published.parent, current) and (finished or untouched_for(publish, STALE_SECONDS)) and not _in_progress(publish):
